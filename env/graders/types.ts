@@ -1,0 +1,32 @@
+import type { FhirReader } from "../fhir/index.ts";
+import type { Action, EpisodeStatus, Protocol } from "../protocol/index.ts";
+import type { Task } from "../tasks/index.ts";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface GradeResult {
+  reward: 0 | 1;
+  checks: Check[];
+  /** passed checks / total checks (a shaped reward; binary `reward` is the default). */
+  partialCredit: number;
+}
+
+export interface GradeInput {
+  task: Task;
+  protocol: Protocol;
+  status: EpisodeStatus;
+  /** Every agent action in order (the canonical log). */
+  actions: Action[];
+  /** The FINISH string (`r[7:-1]` in the text protocol; JSON of the finish value in the tool protocol). */
+  result?: string;
+  /** The base data as it was before the episode (never the overlay). */
+  base: FhirReader;
+  /** FHIR base URL with a trailing slash, e.g. http://localhost:8080/fhir/ */
+  apiBase: string;
+}
+
+export type Grader = (input: GradeInput) => GradeResult;
