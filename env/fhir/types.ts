@@ -55,6 +55,16 @@ export interface FhirStore extends FhirReader {
   newOverlay(): Overlay;
 }
 
+/** Loads resources in order (load order = id order for numeric ids), then freezes into a FhirStore. */
+export interface FhirStoreBuilder {
+  /** One resource as JSON text. Number lexemes ("5.0") are kept for rendering. Ids are kept; a
+   *  resource without an id gets the next numeric id. */
+  addText(json: string): FhirResource;
+  addResource(resource: FhirResource): FhirResource;
+  readonly size: number;
+  build(): FhirStore;
+}
+
 /** A 4xx/5xx answer with a HAPI-like OperationOutcome diagnostics text. */
 export class FhirError extends Error {
   constructor(

@@ -12,7 +12,8 @@ export const Task = z.object({
   type: TaskType,
   instruction: z.string(),
   context: z.string().default(""),
-  eval_MRN: z.string(),
+  /** The patient the task is about (absent for "Patient not found" lookups). */
+  eval_MRN: z.string().optional(),
   /** Gold answer when the task file carries one (mab-v1 task1). */
   sol: z.array(z.unknown()).optional(),
   /** The task's "now" (ISO instant with offset). */

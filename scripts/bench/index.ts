@@ -2,6 +2,7 @@
 const sections: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   ehr: () => import("./ehr.ts"),
   fhir: () => import("./fhir.ts"),
+  "fhir-http": () => import("./fhir-http.ts"),
   env: () => import("./env.ts"),
   server: () => import("./server.ts"),
 };
