@@ -1,0 +1,74 @@
+import { z } from "zod";
+import type { Check } from "../graders/index.ts";
+import type { Action, EpisodeStatus, Protocol } from "../protocol/index.ts";
+import type { Task } from "../tasks/index.ts";
+
+// OpenAI chat messages (the trace format of datasets and the reward server).
+export const ToolCall = z.object({
+  id: z.string(),
+  type: z.literal("function").default("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const Message = z.object({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.string().nullable(),
+  tool_calls: z.array(ToolCall).optional(),
+  tool_call_id: z.string().optional(),
+  name: z.string().optional(),
+});
+export type Message = z.infer<typeof Message>;
+
+export const WritesMode = z.enum(["execute", "record"]);
+export type WritesMode = z.infer<typeof WritesMode>;
+
+export interface ResetOptions {
+  task?: Task;
+  taskId?: string;
+  protocol?: Protocol; // default "text"
+  maxRounds?: number; // default 8
+  writes?: WritesMode; // default "execute"
+}
+
+export interface EpisodeInfo {
+  taskId: string;
+  status: EpisodeStatus;
+  rounds: number;
+  invalidActions: number;
+  /** Set once the episode ended. */
+  reward?: 0 | 1;
+  checks?: Check[];
+  partialCredit?: number;
+  /** The FINISH string, when the agent finished. */
+  result?: string;
+}
+
+export interface ResetResult {
+  /** The first messages (text: one user message; tools: system? + user). */
+  observation: Message[];
+  /** OpenAI `tools` JSON (tool protocol only). */
+  tools?: unknown[];
+  info: EpisodeInfo;
+}
+
+export interface StepResult {
+  /** New chat messages since the previous call (env replies). */
+  observation: Message[];
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  info: EpisodeInfo;
+}
+
+/** Text protocol: the assistant turn text. Tool protocol: the assistant message with tool_calls. */
+export type AgentTurn = string | Message;
+
+/** What a finished episode leaves behind (rollout/datasets consume it). */
+export interface EpisodeRecord {
+  task: Task;
+  protocol: Protocol;
+  messages: Message[];
+  actions: Action[];
+  info: EpisodeInfo;
+}
