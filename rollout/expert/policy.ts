@@ -1,0 +1,66 @@
+// The scripted expert: (task, messages so far) -> next agent turn, in either protocol.
+import type { AgentTurn, Message } from "../../env/core/index.ts";
+import type { Protocol } from "../../env/protocol/index.ts";
+import type { Task } from "../../env/tasks/index.ts";
+import { ExpertError, nextRequests, type Plan } from "./plan.ts";
+import { V1_PLANS } from "./plans-v1.ts";
+import { V2_PLANS } from "./plans-v2.ts";
+import { apiBaseFromPrompt, renderText, textReplies } from "./text.ts";
+import { countToolCalls, TOOL_SEARCHABLE, toolCall, toolReplies } from "./tools.ts";
+
+export interface PolicyInput {
+  task: Task;
+  protocol: Protocol;
+  /** Every message of the episode so far (prompt, agent turns, environment replies). */
+  messages: Message[];
+}
+
+/** Anything that plays an episode turn by turn (the scripted expert, a model client, a mutation). */
+export interface Policy {
+  readonly name: string;
+  act(input: PolicyInput): Promise<AgentTurn>;
+}
+
+export interface ExpertOptions {
+  /** FHIR base URL with a trailing slash; read from the prompt when absent. */
+  apiBase?: string;
+  /** The episode's round limit (optional extra orders are capped to fit it). Default 8. */
+  maxRounds?: number;
+}
+
+export function planFor(task: Task): Plan {
+  const plan = (task.suite === "mab-v1" ? V1_PLANS : V2_PLANS)[task.type];
+  if (!plan) throw new ExpertError(`no expert plan for ${task.suite} ${task.type}`);
+  return plan;
+}
+
+/** The expert's next turn as text (text protocol) or an assistant message with tool calls. */
+export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): AgentTurn {
+  const plan = planFor(input.task);
+  const maxRounds = options.maxRounds ?? 8;
+  if (input.protocol === "text") {
+    const apiBase = options.apiBase ?? apiBaseFromPrompt(input.messages) ?? "http://localhost:8080/fhir/";
+    const [request] = nextRequests(plan, input.task, textReplies(input.messages), { batchWrites: false, canPage: true, maxRounds });
+    return renderText(request!, apiBase);
+  }
+  const requests = nextRequests(plan, input.task, toolReplies(input.messages), {
+    batchWrites: true,
+    canPage: false,
+    maxRounds,
+    searchable: TOOL_SEARCHABLE,
+  });
+  const first = countToolCalls(input.messages);
+  const message: Message = {
+    role: "assistant",
+    content: null,
+    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`)),
+  };
+  return message;
+}
+
+export function createExpertPolicy(options: ExpertOptions = {}): Policy {
+  return {
+    name: "expert",
+    act: async (input) => expertTurn(input, options),
+  };
+}

@@ -1,0 +1,53 @@
+// The expert's requests as text-protocol turns, and the environment's text replies as Replies.
+import type { Message } from "../../env/core/index.ts";
+import type { Reply, Request } from "./plan.ts";
+
+const GET_REPLY = "Here is the response from the GET request:\n";
+const GET_TAIL = ". Please call FINISH if you have got answers";
+
+const encode = (v: string) => encodeURIComponent(v).replace(/%2C/gi, ",").replace(/%3A/gi, ":").replace(/%7C/gi, "|");
+
+export function renderText(request: Request, apiBase: string): string {
+  switch (request.kind) {
+    case "GET":
+      return `GET ${request.url ?? `${apiBase}${request.resourceType}?${request.params.map(([k, v]) => `${k}=${encode(v)}`).join("&")}`}`;
+    case "POST":
+      return `POST ${apiBase}${request.resourceType}\n${JSON.stringify(request.body)}`;
+    case "FINISH":
+      return `FINISH(${JSON.stringify(request.answer)})`;
+  }
+}
+
+export function parseTextReply(text: string): Reply {
+  if (text.startsWith(GET_REPLY)) {
+    const end = text.lastIndexOf(GET_TAIL);
+    const body = text.slice(GET_REPLY.length, end < 0 ? undefined : end);
+    try {
+      return { ok: true, json: JSON.parse(body) };
+    } catch {
+      return { ok: false, error: "GET reply is not JSON" };
+    }
+  }
+  if (text.startsWith("POST request accepted")) return { ok: true, json: null };
+  return { ok: false, error: text.slice(0, 300) };
+}
+
+/** Replies to the assistant turns so far: each assistant message is answered by the next user message. */
+export function textReplies(messages: Message[]): Reply[] {
+  const replies: Reply[] = [];
+  messages.forEach((m, i) => {
+    if (m.role !== "assistant") return;
+    const next = messages[i + 1];
+    if (next && next.role === "user") replies.push(parseTextReply(next.content ?? ""));
+  });
+  return replies;
+}
+
+/** The FHIR base the prompt tells the agent to use (e.g. http://localhost:8080/fhir/). */
+export function apiBaseFromPrompt(messages: Message[]): string | undefined {
+  for (const m of messages) {
+    const hit = /(https?:\/\/[^\s"'`]+?\/fhir\/)/.exec(m.content ?? "");
+    if (hit?.[1]) return hit[1];
+  }
+  return undefined;
+}
