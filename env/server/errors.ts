@@ -1,0 +1,38 @@
+import type { z } from "zod";
+
+/** An error with an HTTP status; the message is sent to the client. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "HttpError";
+  }
+}
+
+/** 400 naming the first bad field and the value given. */
+export function badRequest(error: z.ZodError, body: unknown): HttpError {
+  const issue = error.issues[0]!;
+  const field = issue.path.map(String).join(".");
+  let given: unknown = body;
+  for (const key of issue.path) {
+    given = given !== null && typeof given === "object" ? (given as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
+  }
+  const shown = given === undefined ? "" : ` (got ${preview(given)})`;
+  const more = error.issues.length > 1 ? ` (+${error.issues.length - 1} more issue${error.issues.length > 2 ? "s" : ""})` : "";
+  const message = issue.code === "unrecognized_keys" ? `${field ? `${field}: ` : ""}unknown field(s) ${issue.keys.join(", ")}` : `${field || "body"}: ${issue.message}${shown}`;
+  return new HttpError(400, message + more, issue.code === "unrecognized_keys" ? [field, issue.keys[0]].filter(Boolean).join(".") : field || "body");
+}
+
+function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,4 @@
+export type { EpisodeEnv, ServerBackend } from "./backend.ts";
+export { createRewardServer, DEFAULTS, type RewardServer, type RewardServerOptions } from "./server.ts";
+export { apiJsonSchema, apiSchemas } from "./schemas.ts";
+export { ServerMetrics } from "./metrics.ts";

@@ -1,0 +1,136 @@
+// Open episodes by id: capacity limit, idle TTL eviction, one step at a time per episode.
+import { randomBytes } from "node:crypto";
+import type { EpisodeInfo } from "../core/index.ts";
+import type { Protocol } from "../protocol/index.ts";
+import type { Task } from "../tasks/index.ts";
+import type { EpisodeEnv } from "./backend.ts";
+import { HttpError } from "./errors.ts";
+
+export interface Episode {
+  readonly id: string;
+  readonly env: EpisodeEnv;
+  readonly task: Task;
+  readonly protocol: Protocol;
+  readonly createdAt: number;
+  lastUsed: number;
+  steps: number;
+  done: boolean;
+  info: EpisodeInfo;
+  /** Steps of one episode run one after another, in arrival order. */
+  tail: Promise<unknown>;
+}
+
+export interface RegistryOptions {
+  /** Episodes kept at once (running + finished-but-not-deleted). */
+  maxEpisodes: number;
+  /** Episodes untouched this long are dropped; 0 disables. */
+  idleTtlMs: number;
+  /** Prefix of every episode id, so a load balancer can route by id. */
+  replicaId: string;
+  onEvict?: (episode: Episode) => void;
+}
+
+export class EpisodeRegistry {
+  private readonly episodes = new Map<string, Episode>();
+  /** Finished episodes in finish order: the first to go when the server is full. */
+  private readonly finished = new Set<string>();
+  private sweeper?: NodeJS.Timeout;
+  private readonly prefix: string;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.prefix = `${options.replicaId}-`;
+    if (options.idleTtlMs > 0) {
+      this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(options.idleTtlMs / 2, 30_000)));
+      this.sweeper.unref();
+    }
+  }
+
+  get open(): number {
+    return this.episodes.size - this.finished.size;
+  }
+  get retained(): number {
+    return this.finished.size;
+  }
+  get size(): number {
+    return this.episodes.size;
+  }
+
+  /** Reserve room for one more episode (evicting finished, then idle ones) or throw 503. */
+  ensureRoom(): void {
+    if (this.episodes.size < this.options.maxEpisodes) return;
+    const oldestFinished = this.finished.values().next();
+    if (!oldestFinished.done) {
+      this.evict(this.episodes.get(oldestFinished.value)!);
+      return;
+    }
+    this.sweep();
+    if (this.episodes.size >= this.options.maxEpisodes) {
+      throw new HttpError(503, `too many open episodes (limit ${this.options.maxEpisodes}); DELETE finished ones or raise --max-episodes`, undefined, {
+        "Retry-After": "1",
+      });
+    }
+  }
+
+  newId(): string {
+    return this.prefix + randomBytes(12).toString("base64url");
+  }
+
+  add(episode: Episode): void {
+    this.ensureRoom();
+    this.episodes.set(episode.id, episode);
+  }
+
+  /** The episode, or 404 (naming another replica when the id carries its prefix). */
+  get(id: string): Episode {
+    const episode = this.episodes.get(id);
+    if (episode && !this.expired(episode, Date.now())) return episode;
+    if (episode) this.evict(episode);
+    if (!id.startsWith(this.prefix) && /^[A-Za-z0-9_.]+-/.test(id)) {
+      throw new HttpError(404, `episode ${id} not found here: its id belongs to replica "${id.slice(0, id.lastIndexOf("-"))}", this is "${this.options.replicaId}"`, "episode_id");
+    }
+    throw new HttpError(404, `episode ${id} not found (unknown, deleted or evicted after idling)`, "episode_id");
+  }
+
+  markFinished(episode: Episode): void {
+    episode.done = true;
+    this.finished.add(episode.id);
+  }
+
+  /** Remove and close; false when unknown. */
+  delete(id: string): boolean {
+    const episode = this.episodes.get(id);
+    if (!episode) return false;
+    this.remove(episode);
+    return true;
+  }
+
+  closeAll(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    for (const episode of [...this.episodes.values()]) this.remove(episode);
+  }
+
+  /** Drop every episode idle longer than the TTL. Map order is creation order, not idleness, so scan all. */
+  sweep(now = Date.now()): void {
+    if (this.options.idleTtlMs <= 0) return;
+    for (const episode of this.episodes.values()) if (this.expired(episode, now)) this.evict(episode);
+  }
+
+  private expired(episode: Episode, now: number): boolean {
+    return this.options.idleTtlMs > 0 && now - episode.lastUsed > this.options.idleTtlMs;
+  }
+
+  private evict(episode: Episode): void {
+    this.remove(episode);
+    this.options.onEvict?.(episode);
+  }
+
+  private remove(episode: Episode): void {
+    this.episodes.delete(episode.id);
+    this.finished.delete(episode.id);
+    // close() of an in-flight episode waits for its pending step.
+    void episode.tail.then(
+      () => episode.env.close(),
+      () => episode.env.close(),
+    ).catch(() => undefined);
+  }
+}

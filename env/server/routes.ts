@@ -1,0 +1,214 @@
+// The API: /v1 episodes, score, tasks, schema, health, metrics, and the OpenEnv-style /reset /step /state.
+import type { AgentTurn, StepResult } from "../core/index.ts";
+import { HttpError } from "./errors.ts";
+import { parseBody, type Reply, type Route } from "./http.ts";
+import type { Episode } from "./registry.ts";
+import {
+  apiJsonSchema,
+  CreateEpisodeRequest,
+  OpenEnvResetRequest,
+  OpenEnvStepRequest,
+  ScoreRequest,
+  StepRequest,
+  TasksQuery,
+} from "./schemas.ts";
+import type { EpisodeService } from "./service.ts";
+
+function stepReply(result: StepResult): Reply {
+  return {
+    value: {
+      observation: result.observation,
+      reward: result.reward,
+      terminated: result.terminated,
+      truncated: result.truncated,
+      info: result.info,
+    },
+  };
+}
+
+function stateOf(episode: Episode, withMessages: boolean) {
+  return {
+    episode_id: episode.id,
+    task_id: episode.task.id,
+    protocol: episode.protocol,
+    steps: episode.steps,
+    done: episode.done,
+    created_at: new Date(episode.createdAt).toISOString(),
+    idle_ms: Date.now() - episode.lastUsed,
+    info: episode.info,
+    messages: withMessages ? episode.env.record?.().messages : undefined,
+  };
+}
+
+const truthy = (v: string | null) => v !== null && v !== "0" && v !== "false";
+
+export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number }): Route[] {
+  const { registry, metrics, backend } = service;
+  let schemaCache: Record<string, unknown> | undefined;
+  /** The episode OpenEnv-style /step and /state use when no episode_id is given. */
+  let openEnvCurrent: string | undefined;
+  let openEnvNextTask = 0;
+
+  const openEnvEpisode = (id: string | null | undefined): Episode => {
+    const chosen = id ?? openEnvCurrent;
+    if (!chosen) throw new HttpError(404, "no episode: call /reset first or pass episode_id", "episode_id");
+    return registry.get(chosen);
+  };
+
+  return [
+    {
+      method: "GET",
+      pattern: ["healthz"],
+      name: "GET /healthz",
+      public: true,
+      handle: () => ({
+        value: {
+          ok: true,
+          replica_id: meta.replicaId,
+          episodes_open: registry.open,
+          episodes_retained: registry.retained,
+          tasks: backend.tasks.length,
+          uptime_s: Math.round((Date.now() - meta.startedAt) / 1000),
+        },
+      }),
+    },
+    {
+      method: "GET",
+      pattern: ["metrics"],
+      name: "GET /metrics",
+      handle: () => ({ text: metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8" }),
+    },
+    {
+      method: "GET",
+      pattern: ["v1", "schema"],
+      name: "GET /v1/schema",
+      handle: () => ({ value: (schemaCache ??= apiJsonSchema()) }),
+    },
+    {
+      method: "GET",
+      pattern: ["v1", "tasks"],
+      name: "GET /v1/tasks",
+      handle: (req) => {
+        const q = parseBody(TasksQuery, Object.fromEntries(req.query));
+        const matching = backend.tasks.filter((t) => (!q.suite || t.suite === q.suite) && (!q.type || t.type === q.type));
+        const page = matching.slice(q.offset, q.limit === undefined ? undefined : q.offset + q.limit);
+        return { value: { total: matching.length, offset: q.offset, tasks: page } };
+      },
+    },
+    {
+      method: "POST",
+      pattern: ["v1", "episodes"],
+      name: "POST /v1/episodes",
+      handle: async (req) => {
+        const body = parseBody(CreateEpisodeRequest, req.body);
+        const { episode, reset } = await service.open(service.resolveTask(body), body);
+        return {
+          status: 201,
+          value: { episode_id: episode.id, observation: reset.observation, tools: reset.tools, info: reset.info },
+        };
+      },
+    },
+    {
+      method: "GET",
+      pattern: ["v1", "episodes", ":id"],
+      name: "GET /v1/episodes/:id",
+      handle: (req, p) => ({ value: stateOf(registry.get(p.id!), truthy(req.query.get("messages"))) }),
+    },
+    {
+      method: "DELETE",
+      pattern: ["v1", "episodes", ":id"],
+      name: "DELETE /v1/episodes/:id",
+      handle: (_req, p) => {
+        const episode = registry.get(p.id!);
+        service.delete(episode.id);
+        return { value: { episode_id: episode.id, deleted: true } };
+      },
+    },
+    {
+      method: "POST",
+      pattern: ["v1", "episodes", ":id", "step"],
+      name: "POST /v1/episodes/:id/step",
+      handle: async (req, p) => {
+        const episode = registry.get(p.id!);
+        const body = parseBody(StepRequest, req.body);
+        return stepReply(await service.step(episode, service.turnFor(episode.protocol, body)));
+      },
+    },
+    {
+      method: "POST",
+      pattern: ["v1", "score"],
+      name: "POST /v1/score",
+      handle: async (req) => {
+        const body = parseBody(ScoreRequest, req.body);
+        const { result, replayed, ignored, messages } = await service.score(body);
+        return {
+          value: {
+            reward: result.reward,
+            terminated: result.terminated,
+            truncated: result.truncated,
+            info: result.info,
+            replayed_turns: replayed,
+            ignored_turns: ignored,
+            messages,
+          },
+        };
+      },
+    },
+    // OpenEnv-style surface: one "current" episode per server unless episode_id is passed.
+    {
+      method: "POST",
+      pattern: ["reset"],
+      name: "POST /reset",
+      handle: async (req) => {
+        const body = parseBody(OpenEnvResetRequest, req.body);
+        let task;
+        if (body.task || body.task_id) task = service.resolveTask(body);
+        else {
+          if (backend.tasks.length === 0) throw new HttpError(400, "task_id: the server has no tasks; pass task", "task_id");
+          task = backend.tasks[(body.seed ?? openEnvNextTask++) % backend.tasks.length]!;
+        }
+        const { episode, reset } = await service.open(task, body);
+        openEnvCurrent = episode.id;
+        return {
+          value: { episode_id: episode.id, observation: reset.observation, tools: reset.tools, reward: 0, done: false, info: reset.info },
+        };
+      },
+    },
+    {
+      method: "POST",
+      pattern: ["step"],
+      name: "POST /step",
+      handle: async (req) => {
+        const body = parseBody(OpenEnvStepRequest, req.body);
+        const episode = openEnvEpisode(body.episode_id);
+        const a = body.action;
+        let turn: AgentTurn;
+        if (typeof a === "string") turn = service.turnFor(episode.protocol, { action: a });
+        else if ("message" in a) turn = service.turnFor(episode.protocol, { message: a.message });
+        else if ("role" in a) turn = service.turnFor(episode.protocol, { message: a });
+        else turn = service.turnFor(episode.protocol, { action: a.content });
+        const result = await service.step(episode, turn);
+        return {
+          value: {
+            episode_id: episode.id,
+            observation: result.observation,
+            reward: result.reward,
+            done: result.terminated || result.truncated,
+            terminated: result.terminated,
+            truncated: result.truncated,
+            info: result.info,
+          },
+        };
+      },
+    },
+    {
+      method: "GET",
+      pattern: ["state"],
+      name: "GET /state",
+      handle: (req) => {
+        const episode = openEnvEpisode(req.query.get("episode_id"));
+        return { value: { ...stateOf(episode, false), step_count: episode.steps } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,86 @@
+// createRewardServer: the HTTP reward server over a ServerBackend (one env per episode, shared base store).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ServerBackend } from "./backend.ts";
+import { createHandler } from "./http.ts";
+import { ServerMetrics } from "./metrics.ts";
+import { EpisodeRegistry } from "./registry.ts";
+import { buildRoutes } from "./routes.ts";
+import { EpisodeService } from "./service.ts";
+
+export interface RewardServerOptions {
+  backend: ServerBackend;
+  /** Episodes kept at once, running or finished-but-not-deleted (default 4096). */
+  maxEpisodes?: number;
+  /** Drop episodes untouched this long (default 10 minutes; 0 disables). */
+  idleTtlMs?: number;
+  /** Largest accepted request body (default 8 MiB). */
+  maxBodyBytes?: number;
+  /** Require `Authorization: Bearer <token>` on everything but /healthz. */
+  token?: string;
+  /** Prefix of episode ids, for sticky routing behind a load balancer (default "r0"). */
+  replicaId?: string;
+}
+
+export interface RewardServer {
+  readonly server: Server;
+  readonly metrics: ServerMetrics;
+  readonly registry: EpisodeRegistry;
+  /** Resolves with the base URL, e.g. http://127.0.0.1:8000 */
+  listen(port?: number, host?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const DEFAULTS = { maxEpisodes: 4096, idleTtlMs: 600_000, maxBodyBytes: 8 * 1024 * 1024, replicaId: "r0" } as const;
+
+export function createRewardServer(options: RewardServerOptions): RewardServer {
+  const replicaId = options.replicaId ?? DEFAULTS.replicaId;
+  if (!/^[A-Za-z0-9_.]+$/.test(replicaId)) throw new Error(`replicaId: letters, digits, "_" and "." only (got ${JSON.stringify(replicaId)})`);
+  let metrics: ServerMetrics | undefined;
+  const registry = new EpisodeRegistry({
+    maxEpisodes: options.maxEpisodes ?? DEFAULTS.maxEpisodes,
+    idleTtlMs: options.idleTtlMs ?? DEFAULTS.idleTtlMs,
+    replicaId,
+    onEvict: () => {
+      if (metrics) metrics.episodesEvicted++;
+    },
+  });
+  metrics = new ServerMetrics(() => ({ open: registry.open, retained: registry.retained }));
+  const service = new EpisodeService(options.backend, registry, metrics);
+  const routes = buildRoutes(service, { replicaId, startedAt: Date.now() });
+  const m = metrics;
+  const handler = createHandler({
+    routes,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+    token: options.token,
+    onRequest: (route, status, seconds) => m.request(route, status, seconds),
+  });
+  const server = createServer(handler);
+  // Trainers keep connections open between steps that wait on a model call.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
+
+  return {
+    server,
+    metrics: m,
+    registry,
+    listen(port = 8000, host = "127.0.0.1") {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const addr = server.address() as AddressInfo;
+          const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+          resolve(`http://${shownHost}:${addr.port}`);
+        });
+      });
+    },
+    close() {
+      registry.closeAll();
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

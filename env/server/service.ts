@@ -1,0 +1,147 @@
+// The server's operations on episodes, independent of HTTP: open, step, inspect, delete, score.
+import type { AgentTurn, Message, ResetResult, StepResult } from "../core/index.ts";
+import type { Protocol } from "../protocol/index.ts";
+import type { Task } from "../tasks/index.ts";
+import type { ServerBackend } from "./backend.ts";
+import { HttpError } from "./errors.ts";
+import type { ServerMetrics } from "./metrics.ts";
+import type { Episode, EpisodeRegistry } from "./registry.ts";
+import type { CreateEpisodeRequest, ScoreRequest } from "./schemas.ts";
+
+type IncomingMessage = Message;
+
+export interface OpenedEpisode {
+  episode: Episode;
+  reset: ResetResult;
+}
+
+export class EpisodeService {
+  private readonly tasksById: Map<string, Task>;
+
+  constructor(
+    readonly backend: ServerBackend,
+    readonly registry: EpisodeRegistry,
+    readonly metrics: ServerMetrics,
+  ) {
+    this.tasksById = new Map(backend.tasks.map((t) => [t.id, t]));
+  }
+
+  resolveTask(body: { task_id?: string | undefined; task?: Task | undefined }): Task {
+    if (body.task) return body.task;
+    const task = this.tasksById.get(body.task_id!);
+    if (!task) throw new HttpError(400, `task_id: unknown task "${body.task_id}" (GET /v1/tasks lists them)`, "task_id");
+    return task;
+  }
+
+  async open(task: Task, request: Pick<CreateEpisodeRequest, "protocol" | "max_rounds" | "writes">): Promise<OpenedEpisode> {
+    this.registry.ensureRoom();
+    const env = this.backend.createEnv();
+    let reset: ResetResult;
+    try {
+      reset = await env.reset({ task, protocol: request.protocol, maxRounds: request.max_rounds, writes: request.writes });
+    } catch (err) {
+      await env.close();
+      throw new HttpError(400, `task: the environment could not start it (${(err as Error).message})`, "task");
+    }
+    const now = Date.now();
+    const episode: Episode = {
+      id: this.registry.newId(),
+      env,
+      task,
+      protocol: request.protocol,
+      createdAt: now,
+      lastUsed: now,
+      steps: 0,
+      done: false,
+      info: reset.info,
+      tail: Promise.resolve(),
+    };
+    this.registry.add(episode);
+    this.metrics.episodesStarted++;
+    return { episode, reset };
+  }
+
+  /** Runs after any step already queued on this episode; 409 once it has finished. */
+  step(episode: Episode, turn: AgentTurn): Promise<StepResult> {
+    if (episode.done) throw this.finishedError(episode);
+    episode.lastUsed = Date.now();
+    const run = episode.tail.then(async () => {
+      if (episode.done) throw this.finishedError(episode);
+      const started = performance.now();
+      let result: StepResult;
+      try {
+        result = await episode.env.step(turn);
+      } catch (err) {
+        episode.info = { ...episode.info, status: "error" };
+        this.registry.markFinished(episode);
+        this.metrics.episodeFinished("error", 0);
+        throw new HttpError(500, `step failed: ${(err as Error).message}; the episode is closed`);
+      }
+      this.metrics.stepLatency.observe((performance.now() - started) / 1000);
+      this.metrics.steps++;
+      episode.steps++;
+      episode.info = result.info;
+      episode.lastUsed = Date.now();
+      if (result.terminated || result.truncated) {
+        this.registry.markFinished(episode);
+        this.metrics.episodeFinished(result.info.status, result.reward);
+      }
+      return result;
+    });
+    episode.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The agent turn a step body carries, in the form the episode's protocol expects. */
+  turnFor(protocol: Protocol, body: { action?: string | undefined; message?: IncomingMessage | undefined }): AgentTurn {
+    if (body.message && body.message.role !== "assistant") {
+      throw new HttpError(400, `message.role: must be "assistant" (got "${body.message.role}")`, "message.role");
+    }
+    if (protocol === "text") return body.action ?? body.message?.content ?? "";
+    return body.message ?? { role: "assistant", content: body.action ?? "" };
+  }
+
+  delete(id: string): boolean {
+    return this.registry.delete(id);
+  }
+
+  /** Replays the transcript's assistant turns in a fresh episode (outside the registry) and grades it. */
+  async score(body: ScoreRequest): Promise<{
+    result: StepResult;
+    replayed: number;
+    ignored: number;
+    messages?: Message[];
+  }> {
+    const task = this.resolveTask(body);
+    const turns = body.messages.filter((m) => m.role === "assistant");
+    if (turns.length === 0) throw new HttpError(400, "messages: no assistant turn to replay", "messages");
+    const env = this.backend.createEnv();
+    try {
+      let reset: ResetResult;
+      try {
+        reset = await env.reset({ task, protocol: body.protocol, maxRounds: body.max_rounds, writes: body.writes });
+      } catch (err) {
+        throw new HttpError(400, `task: the environment could not start it (${(err as Error).message})`, "task");
+      }
+      const transcript: Message[] | undefined = body.return_messages ? [...reset.observation] : undefined;
+      let result: StepResult = { observation: [], reward: 0, terminated: false, truncated: false, info: reset.info };
+      let replayed = 0;
+      for (const message of turns) {
+        if (result.terminated || result.truncated) break;
+        const turn = this.turnFor(body.protocol, { message });
+        result = await env.step(turn);
+        this.metrics.steps++;
+        replayed++;
+        transcript?.push(typeof turn === "string" ? { role: "assistant", content: turn } : turn, ...result.observation);
+      }
+      this.metrics.scored++;
+      return { result, replayed, ignored: turns.length - replayed, messages: transcript };
+    } finally {
+      await env.close();
+    }
+  }
+
+  private finishedError(episode: Episode): HttpError {
+    return new HttpError(409, `episode ${episode.id} has finished (status ${episode.info.status}); open a new one`, "episode_id");
+  }
+}
