@@ -5,16 +5,17 @@ import type { Task } from "../../env/tasks/index.ts";
 export const V1_NOW = "2023-11-13T10:15:00+00:00";
 export const V2_DEFAULT_NOW = "2023-11-07T22:47:00+00:00";
 
-const ISO = String.raw`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?`;
+const ISO = String.raw`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?[+-]\d{2}:\d{2}`;
 
-/** The task's "now" as written: "It's <ISO> now", else the last ISO timestamp in the context, else the suite default. */
+/** The task's "now" as written. mab-v1 runs on its fixed clock; mab-v2 reads "It's <ISO> now" from the
+ *  context, else the last ISO timestamp there, else the suite default (GRADERS.md). */
 export function taskNow(task: Task): string {
-  const said = new RegExp(`it'?s\\s+(${ISO})\\s+now`, "i").exec(task.context);
+  if (task.suite === "mab-v1") return V1_NOW;
+  const said = new RegExp(`\\bit'?s\\s+(${ISO})\\s*now\\b`, "i").exec(task.context);
   if (said?.[1]) return said[1];
   const all = task.context.match(new RegExp(ISO, "g"));
   if (all && all.length > 0) return all[all.length - 1]!;
-  if (task.clock) return task.clock;
-  return task.suite === "mab-v1" ? V1_NOW : V2_DEFAULT_NOW;
+  return V2_DEFAULT_NOW;
 }
 
 /** The MRN the instruction names (S + 7 digits), else the task's eval_MRN. */
