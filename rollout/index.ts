@@ -5,3 +5,4 @@ export { runEpisodes, type RunOptions, type RunResult } from "./runner.ts";
 export { summarize, taskKind, type EvalSummary, type Failure, type Rate, type RowLike, type TaskKind } from "./metrics.ts";
 export { formatSummary } from "./report.ts";
 export { readRows, rowKey } from "./jsonl.ts";
+export { agentTurns, createScriptedPolicy } from "./scripted.ts";
