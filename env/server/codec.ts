@@ -24,7 +24,8 @@ function mediaType(header: string | undefined): string {
 /** The request body's encoding; 415 for anything but JSON or MessagePack. */
 export function requestEncoding(contentType: string | undefined): Encoding {
   const type = mediaType(contentType);
-  if (type === "" || type === "application/json" || type.endsWith("+json")) return "json";
+  // curl -d and fetch(string) label JSON text as form data / text/plain: read those as JSON too.
+  if (type === "" || type === "application/json" || type.endsWith("+json") || type === "text/plain" || type === "application/x-www-form-urlencoded") return "json";
   if (MSGPACK_TYPES.includes(type)) return "msgpack";
   throw new HttpError(415, `Content-Type: unsupported "${type}" (use application/json or application/msgpack)`, "Content-Type");
 }
