@@ -42,6 +42,10 @@ export interface EpisodeInfo {
   partialCredit?: number;
   /** The FINISH string, when the agent finished. */
   result?: string;
+  /** Why the episode ended with status "error" (backend failure, grader failure). */
+  error?: string;
+  /** The rubric's per-function values (set once the episode ended). */
+  metrics?: Record<string, number>;
 }
 
 export interface ResetResult {

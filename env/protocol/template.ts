@@ -1,0 +1,119 @@
+// Prompt templates with Python `str.format` semantics for the four text-protocol placeholders.
+import { readFileSync } from "node:fs";
+import { pyJsonDumps, pyJsonLoads, type PyValue } from "./python-json.ts";
+
+export const PLACEHOLDERS = ["api_base", "functions", "context", "question"] as const;
+export type Placeholder = (typeof PLACEHOLDERS)[number];
+export type TemplatePart = { text: string } | { field: Placeholder };
+
+export class TemplateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TemplateError";
+  }
+}
+
+/** Parses a template like Python's str.format: `{{`/`}}` are literal braces, `{name}` a field.
+ *  Conversions, format specs, positional and unknown fields are rejected (str.format would fail). */
+export function parseTemplate(text: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
+  let lit = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "}") {
+      if (text[i + 1] !== "}") throw new TemplateError(`Single '}' encountered in format string at char ${i}`);
+      lit += "}";
+      i++;
+    } else if (c === "{") {
+      if (text[i + 1] === "{") {
+        lit += "{";
+        i++;
+        continue;
+      }
+      const end = text.indexOf("}", i);
+      if (end < 0) throw new TemplateError(`Single '{' encountered in format string at char ${i}`);
+      const name = text.slice(i + 1, end);
+      if (!(PLACEHOLDERS as readonly string[]).includes(name)) {
+        throw new TemplateError(`unknown placeholder {${name}} at char ${i}; allowed: ${PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`);
+      }
+      if (lit) parts.push({ text: lit });
+      lit = "";
+      parts.push({ field: name as Placeholder });
+      i = end;
+    } else lit += c;
+  }
+  if (lit) parts.push({ text: lit });
+  return parts;
+}
+
+/** `template.format(**values)` (single pass: braces inside values are not interpreted). */
+export function formatTemplate(parts: TemplatePart[], values: Record<Placeholder, string>): string {
+  let out = "";
+  for (const p of parts) out += "text" in p ? p.text : values[p.field];
+  return out;
+}
+
+/**
+ * A text-protocol prompt bound to one api_base and function list: the fixed parts are rendered once,
+ * so each episode's first message is a cheap concatenation sharing the long prefix.
+ */
+export class TextPrompt {
+  private readonly parts: ({ text: string } | { field: "context" | "question" })[] = [];
+
+  constructor(template: string, functions: PyValue, apiBase: string) {
+    const fixed = { api_base: apiBase, functions: pyJsonDumps(functions) };
+    let lit = "";
+    for (const p of parseTemplate(template)) {
+      if ("text" in p) lit += p.text;
+      else if (p.field === "api_base" || p.field === "functions") lit += fixed[p.field];
+      else {
+        if (lit) this.parts.push({ text: lit });
+        lit = "";
+        this.parts.push({ field: p.field });
+      }
+    }
+    if (lit) this.parts.push({ text: lit });
+  }
+
+  render(context: string, question: string): string {
+    let out = "";
+    for (const p of this.parts) out += "text" in p ? p.text : p.field === "context" ? context : question;
+    return out;
+  }
+}
+
+const ASSETS = new URL("./assets/", import.meta.url);
+/** The project's own text-protocol prompt template and function list (same protocol, own wording). */
+export const DEFAULT_PROMPT_TEMPLATE_FILE = new URL("text-prompt.txt", ASSETS);
+export const DEFAULT_FUNCTIONS_FILE = new URL("text-functions.json", ASSETS);
+/** The project's own system prompt for the tool protocol. */
+export const DEFAULT_TOOLS_SYSTEM_PROMPT_FILE = new URL("tools-system-prompt.txt", ASSETS);
+
+/** Reads a system prompt file for the tool protocol (`--system-prompt FILE`); trailing newlines dropped. */
+export function loadSystemPrompt(path: string | URL = DEFAULT_TOOLS_SYSTEM_PROMPT_FILE): string {
+  return readFileSync(path, "utf8").replace(/\n+$/, "");
+}
+
+/** Reads and checks a prompt template file (`--prompt-template FILE`). */
+export function loadPromptTemplate(path: string | URL = DEFAULT_PROMPT_TEMPLATE_FILE): string {
+  const text = readFileSync(path, "utf8");
+  try {
+    parseTemplate(text);
+  } catch (e) {
+    throw new TemplateError(`--prompt-template ${String(path)}: ${(e as Error).message}`);
+  }
+  return text;
+}
+
+/** Reads a function list file (`--functions FILE`) with Python json.loads semantics (keeps 5 vs 5.0). */
+export function loadFunctions(path: string | URL = DEFAULT_FUNCTIONS_FILE): PyValue {
+  const text = readFileSync(path, "utf8");
+  let value: PyValue;
+  try {
+    value = pyJsonLoads(text);
+  } catch (e) {
+    throw new TemplateError(`--functions ${String(path)}: not valid JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(value)) throw new TemplateError(`--functions ${String(path)}: expected a JSON list of functions`);
+  return value;
+}
