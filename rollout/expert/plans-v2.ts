@@ -41,6 +41,7 @@ function discontinue(ctx: PlanContext, existing: FhirResource): FhirResource {
     status: "stopped",
     intent: "order",
     medicationCodeableConcept: existing.medicationCodeableConcept,
+    dosageInstruction: Array.isArray(existing.dosageInstruction) ? existing.dosageInstruction : [],
     authoredOn: taskNow(ctx.task),
     subject: patientRef(mrn(ctx)),
     note: [{ text: `Discontinue MedicationRequest/${existing.id}` }],
