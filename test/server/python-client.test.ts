@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
 import { fixtureBackend, fixtureTasks } from "./fixture-backend.ts";
-import { jsonLines, PYTHON, PYTHON_MSGPACK, runClient } from "./python.ts";
+import { EXAMPLES, jsonLines, PYTHON, PYTHON_MSGPACK, runClient } from "./python.ts";
 
 if (!PYTHON) throw new Error("python3 is required for the Python client test (install python3)");
 const python = PYTHON;
@@ -84,6 +84,24 @@ describe("python client over JSON", () => {
     const r = await runClient(python, ["--url", url, "--token", "nope", "--format", "json", "tasks"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("HTTP 401");
+  });
+});
+
+describe("python examples (dry runs with a scripted policy)", () => {
+  const task = fixtureTasks[0]!;
+  const turns = JSON.stringify(["GET http://localhost:8080/fhir/Patient?name=x", `FINISH(${JSON.stringify(task.sol)})`]);
+  const env = { EHRGYM_TOKEN: TOKEN };
+
+  it("TRL GRPO: a concurrent group of rollouts and the score-based reward function agree", async () => {
+    const r = await runClient(python, ["--url", url, "--dry-run", "--task-id", task.id, "--turns", turns, "--group-size", "3"], join(EXAMPLES, "trl_grpo.py"), env);
+    expect(r.stderr).toBe("");
+    expect(jsonLines(r.stdout)[0]).toEqual({ task_id: task.id, rollout_rewards: [1, 1, 1], statuses: ["completed", "completed", "completed"], score_rewards: [1, 1, 1] });
+  });
+
+  it("verifiers-style environment: rollout through an OpenAI-shaped client", async () => {
+    const r = await runClient(python, ["--url", url, "--dry-run", "--task-id", task.id, "--turns", turns], join(EXAMPLES, "verifiers_env.py"), env);
+    expect(r.stderr).toBe("");
+    expect(jsonLines(r.stdout)[0]).toEqual({ reward: 1, status: "completed", completion_messages: 3 });
   });
 });
 

@@ -16,9 +16,11 @@ export const PYTHON = CANDIDATES.find((p) => works(p, "import sys; assert sys.ve
 /** A python3 that has msgpack (`python3` first; Debian's python3-msgpack installs for /usr/bin/python3). */
 export const PYTHON_MSGPACK = CANDIDATES.find((p) => works(p, "import msgpack"));
 
-export function runClient(python: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export const EXAMPLES = join(PROJECT_ROOT, "scripts", "python", "examples");
+
+export function runClient(python: string, args: string[], script = CLIENT, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(python, [CLIENT, ...args], { encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(python, [script, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
