@@ -1,5 +1,15 @@
 export * from "./types.ts";
 export * from "./json.ts";
+export { createStoreBuilder, type StoreOptions } from "./store.ts";
+export { FhirService, createFhirService, CONTENT_TYPE, type FhirServiceOptions } from "./service.ts";
+export { loadNdjson, exportNdjson, type LoadOptions, type LoadProgress } from "./ndjson.ts";
+export { prettyJson, compactJson } from "./pretty.ts";
+export { parseLossless } from "./lossless.ts";
+export { parseDateRange, type DateRange } from "./dates.ts";
+export { normalizeReference, searchParams, CORE_TYPES, type SearchParamDef } from "./search-params.ts";
+export * as schemas from "./schemas.ts";
+export { resourceSchemas, type CoreResourceType } from "./schemas.ts";
+export { validateWrite } from "./validate.ts";
 export * from "./http-server.ts";
 export * from "./remote.ts";
 export * from "./snapshot.ts";

@@ -1,0 +1,95 @@
+// What the store and an overlay share with the service: search hits (base rows or overlay
+// records), their rendering, and ordering. Internal to env/fhir.
+import { sortKeyOf } from "./matcher.ts";
+import { prettyJson } from "./pretty.ts";
+import type { ParsedSearch, SortKey } from "./query.ts";
+import { ENTRY_INDENT, type TypeTable } from "./table.ts";
+
+type R = Record<string, unknown>;
+
+/** A resource written in an overlay (or a tombstone for a deletion). */
+export interface OverlayRecord {
+  type: string;
+  id: string;
+  /** Position in id order: the base row for a base id, beyond every base row for a created one. */
+  order: number;
+  version: number;
+  deleted: boolean;
+  /** The resource with Decimal number lexemes kept. */
+  resource: R;
+  /** Compact JSON text. */
+  text: string;
+  pretty?: string;
+}
+
+/** A base row number or an overlay record. */
+export type Hit = number | OverlayRecord;
+
+export interface Engine {
+  table(type: string): TypeTable | undefined;
+  /** Every match of a parsed search, sorted as requested (id order without _sort). */
+  findHits(parsed: ParsedSearch): Hit[];
+  /** The current version of a resource; "deleted" when this overlay deleted it. */
+  lookup(type: string, id: string): Hit | "deleted" | undefined;
+  readonly maxCount: number;
+}
+
+export const CREATED_ORDER_BASE = 2 ** 40;
+
+export const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
+
+export function orderOf(h: Hit): number {
+  return typeof h === "number" ? h : h.order;
+}
+
+export function hitId(table: TypeTable | undefined, h: Hit): string {
+  return typeof h === "number" ? table!.ids[h]! : h.id;
+}
+
+/** Pretty text at ENTRY_INDENT. */
+export function hitEntryText(table: TypeTable | undefined, h: Hit): string {
+  if (typeof h === "number") return table!.texts[h]!;
+  h.pretty ??= prettyJson(h.text, ENTRY_INDENT);
+  return h.pretty;
+}
+
+export function hitResource(table: TypeTable | undefined, h: Hit): R {
+  return typeof h === "number" ? table!.parse(h) : (JSON.parse(h.text) as R);
+}
+
+function keyOf(table: TypeTable | undefined, h: Hit, key: SortKey): number | string | undefined {
+  if (typeof h === "number" && key.def.type === "date") {
+    const col = table!.dates.get(key.def.name);
+    if (!col) return undefined;
+    const extra = col.extra.get(h);
+    if (extra) return key.descending ? Math.max(...extra.map((r) => r.lo)) : Math.min(...extra.map((r) => r.lo));
+    const lo = col.lo[h]!;
+    return Number.isNaN(lo) ? undefined : lo;
+  }
+  if (key.def.name === "_id") return hitId(table, h);
+  return sortKeyOf(key.def, hitResource(table, h), key.descending);
+}
+
+/** Sort hits by the _sort keys; absent values last, ties keep id order. */
+export function sortHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[]): Hit[] {
+  if (sort.length === 0 || hits.length < 2) return hits;
+  const keys = hits.map((h) => sort.map((k) => keyOf(table, h, k)));
+  const idx = hits.map((_, i) => i);
+  idx.sort((a, b) => {
+    for (let s = 0; s < sort.length; s++) {
+      const x = keys[a]![s];
+      const y = keys[b]![s];
+      if (x === y) continue;
+      if (x === undefined) return 1;
+      if (y === undefined) return -1;
+      const cmp = x < y ? -1 : 1;
+      return sort[s]!.descending ? -cmp : cmp;
+    }
+    return a - b;
+  });
+  return idx.map((i) => hits[i]!);
+}
+
+export function nowInstant(): string {
+  return new Date().toISOString().replace("Z", "+00:00");
+}

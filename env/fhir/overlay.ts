@@ -1,0 +1,164 @@
+// One episode's writes over the immutable base: a map of changed records per type.
+// Reads and searches merge base hits (minus changed ids) with matching overlay records.
+import { randomBytes } from "node:crypto";
+import { CREATED_ORDER_BASE, ID_RE, hitResource, nowInstant, orderOf, sortHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { stringifyCompact } from "./json.ts";
+import { matchesAll } from "./matcher.ts";
+import { parseSearch, type ParsedSearch } from "./query.ts";
+import { searchParams } from "./search-params.ts";
+import type { BaseStore } from "./store.ts";
+import { FhirError, type FhirResource, type Overlay, type SearchHits } from "./types.ts";
+import { validateWrite } from "./validate.ts";
+
+type R = Record<string, unknown>;
+
+const SOURCE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+function randomSource(): string {
+  const bytes = randomBytes(16);
+  let s = "#";
+  for (const b of bytes) s += SOURCE_CHARS[b % SOURCE_CHARS.length];
+  return s;
+}
+
+export class OverlayImpl implements Overlay, Engine {
+  private readonly changes = new Map<string, Map<string, OverlayRecord>>();
+  private created = 0;
+  writes = 0;
+
+  constructor(private readonly base: BaseStore) {}
+
+  get maxCount(): number {
+    return this.base.maxCount;
+  }
+
+  table(type: string) {
+    return this.base.table(type);
+  }
+
+  lookup(type: string, id: string): Hit | "deleted" | undefined {
+    const rec = this.changes.get(type)?.get(id);
+    if (rec) return rec.deleted ? "deleted" : rec;
+    return this.base.lookup(type, id);
+  }
+
+  findHits(parsed: ParsedSearch): Hit[] {
+    const rows = this.base.baseRows(parsed);
+    const table = this.base.table(parsed.type);
+    const changed = this.changes.get(parsed.type);
+    if (!changed || changed.size === 0) return sortHits(table, rows, parsed.sort);
+    const mine: OverlayRecord[] = [];
+    for (const rec of changed.values()) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
+    mine.sort((a, b) => a.order - b.order);
+    const merged: Hit[] = [];
+    let j = 0;
+    for (const row of rows) {
+      if (changed.has(table!.ids[row]!)) continue;
+      while (j < mine.length && mine[j]!.order < row) merged.push(mine[j++]!);
+      merged.push(row);
+    }
+    while (j < mine.length) merged.push(mine[j++]!);
+    return sortHits(table, merged, parsed.sort);
+  }
+
+  read(type: string, id: string): FhirResource | undefined {
+    const h = this.lookup(type, id);
+    if (h === undefined || h === "deleted") return undefined;
+    return hitResource(this.base.table(type), h) as FhirResource;
+  }
+
+  byPatient(type: string, patientId: string): FhirResource[] {
+    const def = searchParams(type).get("patient");
+    if (!def || def.type !== "reference") return [];
+    const parsed: ParsedSearch = {
+      type,
+      criteria: [{ def, modifier: "", values: [`Patient/${patientId}`] }],
+      count: undefined,
+      sort: [],
+      summaryCount: false,
+      total: undefined,
+      pretty: true,
+      params: [],
+    };
+    const table = this.base.table(type);
+    return this.findHits(parsed).map((h) => hitResource(table, h) as FhirResource);
+  }
+
+  search(type: string, query: string): SearchHits {
+    const parsed = parseSearch(type, query, this);
+    const hits = this.findHits(parsed);
+    const table = this.base.table(type);
+    const n = Math.min(hits.length, parsed.count ?? this.maxCount);
+    const resources: FhirResource[] = [];
+    for (let i = 0; i < n; i++) resources.push(hitResource(table, hits[i]!) as FhirResource);
+    return { total: hits.length, resources };
+  }
+
+  private record(type: string, id: string, order: number, version: number, body: R): OverlayRecord {
+    const { resourceType: _t, id: _i, meta, ...rest } = body;
+    const oldMeta = meta !== null && typeof meta === "object" ? (meta as R) : {};
+    const { versionId: _v, lastUpdated: _l, source, ...otherMeta } = oldMeta;
+    const resource: R = {
+      resourceType: type,
+      id,
+      meta: { versionId: String(version), lastUpdated: nowInstant(), ...otherMeta, source: typeof source === "string" ? source : randomSource() },
+      ...rest,
+    };
+    const rec: OverlayRecord = { type, id, order, version, deleted: false, resource, text: stringifyCompact(resource) };
+    let m = this.changes.get(type);
+    if (!m) this.changes.set(type, (m = new Map()));
+    m.set(id, rec);
+    this.writes++;
+    return rec;
+  }
+
+  private plain(rec: OverlayRecord): FhirResource {
+    return JSON.parse(rec.text) as FhirResource;
+  }
+
+  /** Create with a new numeric id; returns the stored resource. Throws FhirError on invalid input. */
+  createRecord(resource: unknown): OverlayRecord {
+    const type = resource !== null && typeof resource === "object" ? (resource as R).resourceType : undefined;
+    validateWrite(typeof type === "string" ? type : "Resource", resource);
+    return this.record(resource.resourceType, this.base.allocateId(), CREATED_ORDER_BASE + this.created++, 1, resource);
+  }
+
+  create(resource: FhirResource): FhirResource {
+    return this.plain(this.createRecord(resource));
+  }
+
+  updateRecord(type: string, id: string, resource: unknown): { rec: OverlayRecord; created: boolean } {
+    if (!ID_RE.test(id)) throw new FhirError(400, `Invalid resource id "${id}"`);
+    validateWrite(type, resource);
+    if (resource.id !== undefined && resource.id !== id)
+      throw new FhirError(400, `Resource body ID of "${String(resource.id)}" does not match URL ID of "${id}"`);
+    const prev = this.changes.get(type)?.get(id);
+    if (prev) {
+      const rec = this.record(type, id, prev.order, prev.version + 1, resource);
+      return { rec, created: prev.deleted };
+    }
+    const row = this.base.lookup(type, id);
+    if (row !== undefined) {
+      const meta = this.base.read(type, id)?.meta;
+      const version = Number(meta?.versionId ?? "1");
+      return { rec: this.record(type, id, row, (Number.isFinite(version) ? version : 1) + 1, resource), created: false };
+    }
+    return { rec: this.record(type, id, CREATED_ORDER_BASE + this.created++, 1, resource), created: true };
+  }
+
+  update(type: string, id: string, resource: FhirResource): { resource: FhirResource; created: boolean } {
+    const { rec, created } = this.updateRecord(type, id, resource);
+    return { resource: this.plain(rec), created };
+  }
+
+  delete(type: string, id: string): boolean {
+    const h = this.lookup(type, id);
+    if (h === undefined || h === "deleted") return false;
+    const order = orderOf(h);
+    const version = typeof h === "number" ? 1 : h.version;
+    let m = this.changes.get(type);
+    if (!m) this.changes.set(type, (m = new Map()));
+    m.set(id, { type, id, order, version: version + 1, deleted: true, resource: {}, text: "{}" });
+    this.writes++;
+    return true;
+  }
+}
