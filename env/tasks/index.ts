@@ -1,1 +1,6 @@
 export * from "./task.ts";
+export * from "./clock.ts";
+export * from "./load.ts";
+export * from "./branches.ts";
+export * as facts from "./facts/index.ts";
+export * as py from "./python/index.ts";

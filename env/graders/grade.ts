@@ -1,0 +1,56 @@
+// Grader dispatch: one grader per suite/type; only completed episodes are graded.
+import { py, type Suite } from "../tasks/index.ts";
+import { Checks } from "./checks.ts";
+import { MAB_V1 } from "./mab-v1.ts";
+import { MAB_V2 } from "./mab-v2.ts";
+import { MAB_V2_RELAXED } from "./mab-v2-relaxed.ts";
+import type { GradeInput, GradeResult, Grader } from "./types.ts";
+
+type Impl = (c: Checks, input: GradeInput) => boolean;
+
+const IMPLS: Record<Suite, Record<string, Impl>> = {
+  "mab-v1": MAB_V1,
+  "mab-v2": { ...MAB_V2, ...MAB_V2_RELAXED },
+};
+
+export function gradedTypes(suite: Suite): string[] {
+  return Object.keys(IMPLS[suite]);
+}
+
+function wrap(suite: Suite, type: string, impl: Impl): Grader {
+  return (input: GradeInput): GradeResult => {
+    const c = new Checks();
+    if (input.status !== "completed") {
+      c.add("completed", false, `episode ended with status "${input.status}"; only episodes that reached FINISH are graded`);
+      return c.result(false);
+    }
+    try {
+      return c.result(impl(c, input));
+    } catch (e) {
+      if (!(e instanceof py.PyError)) throw e;
+      // The official evaluation wrapper turns any exception of a grader into False.
+      c.add("grader exception", false, `the official ${suite}/${type} grader raises here: ${e.message}`);
+      return c.result(false);
+    }
+  };
+}
+
+const cache = new Map<string, Grader>();
+
+/** The grader of a suite/type; throws for an unknown type. */
+export function graderFor(suite: Suite, type: string): Grader {
+  const key = `${suite}/${type}`;
+  let g = cache.get(key);
+  if (!g) {
+    const impl = IMPLS[suite]?.[type];
+    if (!impl) throw new Error(`no grader for ${key} (known: ${gradedTypes(suite).join(", ")})`);
+    g = wrap(suite, type, impl);
+    cache.set(key, g);
+  }
+  return g;
+}
+
+/** Grade one finished episode against the base data. */
+export function grade(input: GradeInput): GradeResult {
+  return graderFor(input.task.suite, input.task.type)(input);
+}

@@ -1,0 +1,61 @@
+// Reading the base data the way the official graders do (a patient's resources filtered by a
+// code token, at most 5000, in id order), as Python values so that every access raises where
+// the official Python would.
+import type { FhirReader } from "../../fhir/index.ts";
+import { at, fromIsoformat, fromJs, getItem, pyGet, truthy, type Py, type PyDatetime, PyDict, PyError, typeName } from "../python/index.ts";
+
+export const MAX_COUNT = 5000;
+
+export interface FetchOptions {
+  /** Token values of `code` (any coding's code matches one of them). */
+  codes?: readonly string[];
+  /** Token value of `status`. */
+  status?: string;
+}
+
+function codeTokens(res: Record<string, unknown>): string[] {
+  const code = res.code as { coding?: unknown } | undefined;
+  const codings = code && Array.isArray(code.coding) ? code.coding : [];
+  return codings.map((c) => (c && typeof c === "object" ? (c as { code?: unknown }).code : undefined)).filter((c): c is string => typeof c === "string");
+}
+
+/** `GET {type}?patient={mrn}&code=..&status=..&_count=5000` as the list of entry resources. */
+export function fetchResources(reader: FhirReader, type: string, mrn: string, opts: FetchOptions = {}): PyDict[] {
+  const out: PyDict[] = [];
+  for (const res of reader.byPatient(type, mrn)) {
+    if (opts.codes && !codeTokens(res).some((c) => opts.codes!.includes(c))) continue;
+    if (opts.status !== undefined && res.status !== opts.status) continue;
+    out.push(fromJs(res) as PyDict);
+    if (out.length >= MAX_COUNT) break;
+  }
+  return out;
+}
+
+/** datetime.fromisoformat(x) where x must be a str (TypeError otherwise). */
+export function parseTime(v: Py): PyDatetime {
+  if (typeof v !== "string") throw new PyError("TypeError", `fromisoformat: argument must be str, not ${typeName(v)}`);
+  return fromIsoformat(v);
+}
+
+export const CUTOFF = fromIsoformat("2025-01-01T00:00:00+00:00");
+
+/** before_cutoff(res): res["meta"].get("lastUpdated") is None or <= 2025-01-01 (strict meta access). */
+export function beforeCutoff(res: Py, tolerantMeta = false): boolean {
+  const meta = tolerantMeta ? pyGet(res, "meta", new PyDict()) : getItem(res, "meta");
+  const ts = pyGet(meta, "lastUpdated");
+  if (ts === null) return true;
+  const t = parseTime(ts);
+  if (t.aware !== CUTOFF.aware) throw new PyError("TypeError", "can't compare offset-naive and offset-aware datetimes");
+  return t.us <= CUTOFF.us;
+}
+
+/** Python `a or b or c` over optional string fields: the first truthy one (or the last value). */
+export function performedTime(res: Py): Py {
+  const dt = pyGet(res, "performedDateTime");
+  if (truthy(dt)) return dt;
+  const end = pyGet(pyGet(res, "performedPeriod", new PyDict()), "end");
+  if (truthy(end)) return end;
+  return pyGet(pyGet(res, "performedPeriod", new PyDict()), "start");
+}
+
+export { at };
