@@ -1,5 +1,5 @@
 // The server's operations on episodes, independent of HTTP: open, step, inspect, delete, score.
-import type { AgentTurn, Message, ResetResult, StepResult } from "../core/index.ts";
+import { EnvInputError, EpisodeStateError, type AgentTurn, type Message, type ResetResult, type StepResult } from "../core/index.ts";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 import type { ServerBackend } from "./backend.ts";
@@ -72,6 +72,12 @@ export class EpisodeService {
       try {
         result = await episode.env.step(turn);
       } catch (err) {
+        // A malformed turn leaves the episode as it was; a state error means it already ended.
+        if (err instanceof EnvInputError) throw new HttpError(400, `${episode.protocol === "text" ? "action" : "message"}: ${err.message}`, episode.protocol === "text" ? "action" : "message");
+        if (err instanceof EpisodeStateError) {
+          this.registry.markFinished(episode);
+          throw new HttpError(409, `episode ${episode.id}: ${err.message}`, "episode_id");
+        }
         episode.info = { ...episode.info, status: "error" };
         this.registry.markFinished(episode);
         this.metrics.episodeFinished("error", 0);
@@ -129,7 +135,12 @@ export class EpisodeService {
       for (const message of turns) {
         if (result.terminated || result.truncated) break;
         const turn = this.turnFor(body.protocol, { message });
-        result = await env.step(turn);
+        try {
+          result = await env.step(turn);
+        } catch (err) {
+          if (err instanceof EnvInputError) throw new HttpError(400, `messages.${body.messages.indexOf(message)}: ${err.message}`, `messages.${body.messages.indexOf(message)}`);
+          throw err;
+        }
         this.metrics.steps++;
         replayed++;
         transcript?.push(typeof turn === "string" ? { role: "assistant", content: turn } : turn, ...result.observation);
