@@ -1,0 +1,44 @@
+// Instants are epoch milliseconds (UTC) inside the generator; text uses "+00:00" offsets like the
+// real server. No locale or local-timezone dependent formatting.
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+export function at(iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`not an ISO instant: ${iso}`);
+  return ms;
+}
+
+/** The clocks the data is built around (GRADERS.md; v2 per-type defaults). */
+export const CLOCK = {
+  v1: at("2023-11-13T10:15:00+00:00"),
+  v2: at("2023-11-07T22:47:00+00:00"),
+  v2Catheter: at("2023-11-11T09:00:00+00:00"),
+  v2Flu: at("2024-01-09T00:00:00+00:00"),
+  v2Covid: at("2023-11-07T12:00:00+00:00"),
+} as const;
+
+/** Nothing generated is dated after this instant. */
+export const LATEST = CLOCK.v1;
+
+/** "2023-11-13T10:15:00+00:00" (seconds precision). */
+export function iso(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
+}
+
+/** "2024-12-30T19:05:44.779+00:00" (milliseconds, as in meta.lastUpdated). */
+export function isoMillis(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 23)}+00:00`;
+}
+
+/** "1953-02-28" */
+export function isoDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Round down to whole minutes (observations are charted to the minute). */
+export function toMinute(ms: number): number {
+  return ms - (((ms % MINUTE) + MINUTE) % MINUTE);
+}
