@@ -114,8 +114,6 @@ interface Episode {
   actions: Action[];
   info: EpisodeInfo;
   tools?: unknown[];
-  /** The rubric's reward once the episode ended. */
-  reward: number;
 }
 
 const TERMINATED: ReadonlySet<EpisodeStatus> = new Set(["completed", "invalid_action", "error"]);
@@ -167,7 +165,6 @@ export class MedAgentEnv {
       actions: [],
       info: { taskId: task.id, status: "running", rounds: 0, invalidActions: 0 },
       tools,
-      reward: 0,
     };
     this.ep = ep;
     return tools ? { observation: [...messages], tools, info: { ...ep.info } } : { observation: [...messages], info: { ...ep.info } };
@@ -193,7 +190,7 @@ export class MedAgentEnv {
     const status = ep.info.status as EpisodeStatus;
     return {
       observation,
-      reward: ep.reward,
+      reward: ep.info.score ?? 0,
       terminated: TERMINATED.has(status),
       truncated: status === "limit_reached" || status === "context_limit",
       info: { ...ep.info },
@@ -370,7 +367,7 @@ export class MedAgentEnv {
     info.checks = grade.checks;
     info.partialCredit = grade.partialCredit;
     info.metrics = score.metrics;
-    ep.reward = score.reward;
+    info.score = score.reward;
     await this.close();
   }
 }

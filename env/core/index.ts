@@ -14,3 +14,4 @@ export * from "./errors.ts";
 export * from "./backend.ts";
 export * from "./rubric.ts";
 export * from "./env.ts";
+export * from "./environment.ts";

@@ -46,6 +46,8 @@ export interface EpisodeInfo {
   error?: string;
   /** The rubric's per-function values (set once the episode ended). */
   metrics?: Record<string, number>;
+  /** The rubric's weighted reward (equals `reward` with the default rubric); StepResult.reward carries it. */
+  score?: number;
 }
 
 export interface ResetResult {
