@@ -10,7 +10,7 @@
 // for an HTTP error status (the reply is returned as is); only transport failures throw
 // (RemoteFhirError with status 0). The JSON helpers (`json`, `pages`, `searchAll`) throw
 // RemoteFhirError on non-2xx replies. Connections are kept alive (undici's global fetch pool).
-import { Decimal } from "./json.ts";
+import { parseLossless } from "./lossless.ts";
 import type { FhirRequest, FhirResource, FhirResponse } from "./types.ts";
 
 export interface RemoteFhirOptions {
@@ -113,7 +113,7 @@ export class RemoteFhir {
       throw new RemoteFhirError(res.status, `GET ${this.baseUrl}${path} -> ${res.status}: ${diagnosticsOf(res.text)}`, res.text);
     }
     try {
-      return parseFhirJson(res.text) as T;
+      return parseLossless(res.text) as T;
     } catch (err) {
       throw new RemoteFhirError(res.status, `GET ${this.baseUrl}${path}: reply is not JSON (${(err as Error).message})`, res.text);
     }
@@ -171,22 +171,6 @@ export class RemoteFhir {
 /** The `next` link of a search Bundle, if any. */
 export function nextLink(bundle: Bundle): string | undefined {
   return bundle.link?.find((l) => l.relation === "next")?.url;
-}
-
-/** JSON.parse that keeps decimal lexemes HAPI sends ("5.0", "1.50") as Decimal, so re-serializing
- *  with stringifyCompact reproduces them byte for byte. */
-export function parseFhirJson(text: string): unknown {
-  let marked = false;
-  const source = text.replace(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g, (tok) => {
-    if (tok.charCodeAt(0) === 34) return tok;
-    if (String(Number(tok)) === tok) return tok;
-    marked = true;
-    return `"\\u0000D${tok}"`;
-  });
-  if (!marked) return JSON.parse(text);
-  return JSON.parse(source, (_key, value: unknown) =>
-    typeof value === "string" && value.charCodeAt(0) === 0 && value.charCodeAt(1) === 68 ? new Decimal(value.slice(2)) : value,
-  );
 }
 
 function diagnosticsOf(text: string): string {
