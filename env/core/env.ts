@@ -131,6 +131,7 @@ const TERMINATED: ReadonlySet<EpisodeStatus> = new Set(["completed", "invalid_ac
 export class MedAgentEnv {
   readonly config: EnvConfig;
   private ep: Episode | undefined;
+  private busy = false;
 
   constructor(config: EnvConfig | EnvOptions) {
     this.config = config instanceof EnvConfig ? config : new EnvConfig(config);
@@ -174,17 +175,26 @@ export class MedAgentEnv {
     const ep = this.ep;
     if (!ep) throw new EpisodeStateError("no episode: call reset() first");
     if (ep.info.status !== "running") throw new EpisodeStateError(`the episode has ended (status ${ep.info.status})`);
+    if (this.busy) throw new EpisodeStateError("another step of this episode is still running");
+    this.busy = true;
     const before = ep.messages.length;
     try {
       if (ep.protocol === "text") await this.textStep(ep, turn);
       else await this.toolStep(ep, turn);
       if (ep.info.status === "running" && ep.info.rounds >= ep.maxRounds) ep.info.status = "limit_reached";
     } catch (e) {
-      if (e instanceof EnvInputError) throw e;
+      if (e instanceof EnvInputError) {
+        this.busy = false;
+        throw e;
+      }
       ep.info.status = "error";
       ep.info.error = e instanceof Error ? e.message : String(e);
     }
-    if (ep.info.status !== "running") await this.finishEpisode(ep);
+    try {
+      if (ep.info.status !== "running") await this.finishEpisode(ep);
+    } finally {
+      this.busy = false;
+    }
     // The assistant turn itself is not an observation.
     const observation = ep.messages.slice(before + 1);
     const status = ep.info.status as EpisodeStatus;
