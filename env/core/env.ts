@@ -1,8 +1,7 @@
 // MedAgentEnv: one gym-style episode at a time over a shared backend (reset/step/close/record).
 import { z } from "zod";
-import type { FhirResponse } from "../fhir/index.ts";
-import * as graders from "../graders/index.ts";
-import type { Check, GradeInput, GradeResult, Grader } from "../graders/index.ts";
+import { FhirService, type FhirResponse, type FhirStore } from "../fhir/index.ts";
+import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
   getErrorReply,
   getReply,
@@ -24,7 +23,7 @@ import {
   type PyValue,
 } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
-import type { Backend, EpisodeConnection } from "./backend.ts";
+import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection, type FhirHandler } from "./backend.ts";
 import { EnvInputError, EpisodeStateError } from "./errors.ts";
 import { defaultRubric, type Rubric } from "./rubric.ts";
 import {
@@ -41,7 +40,13 @@ import {
 export const DEFAULT_MAX_ROUNDS = 8;
 
 export interface EnvOptions {
-  backend: Backend;
+  /** Where FHIR requests go. Shorthand: give `store` (and optionally `service`, `apiBase`) for an EmbeddedBackend. */
+  backend?: Backend;
+  store?: FhirStore;
+  /** Default: a FhirService over `store` rendering links with `apiBase`. */
+  service?: FhirHandler;
+  /** Default http://localhost:8080/fhir/ (only with `store`). */
+  apiBase?: string;
   /** Tasks that `reset({taskId})` can name. */
   tasks?: Iterable<Task> | ((id: string) => Task | undefined);
   /** Text protocol prompt template (Python str.format placeholders); default: the project's own. */
@@ -71,12 +76,15 @@ export class EnvConfig {
   private readonly lookup: (id: string) => Task | undefined;
 
   constructor(options: EnvOptions) {
-    this.backend = options.backend;
-    this.router = new UrlRouter(options.backend.apiBase);
-    this.textPrompt = new TextPrompt(options.promptTemplate ?? loadPromptTemplate(), options.functions ?? loadFunctions(), options.backend.apiBase);
-    this.systemPrompt = options.systemPrompt === undefined ? loadSystemPrompt() : options.systemPrompt;
-    const grade = options.grader ?? (graders as unknown as { grade?: Grader }).grade;
-    this.grader = grade ?? missingGrader;
+    this.backend = options.backend ?? embedded(options);
+    const apiBase = this.backend.apiBase;
+    this.router = new UrlRouter(apiBase);
+    this.textPrompt =
+      options.promptTemplate === undefined && options.functions === undefined
+        ? defaultPrompt(apiBase)
+        : new TextPrompt(options.promptTemplate ?? loadPromptTemplate(), options.functions ?? loadFunctions(), apiBase);
+    this.systemPrompt = options.systemPrompt === undefined ? (defaultSystemPrompt ??= loadSystemPrompt()) : options.systemPrompt;
+    this.grader = options.grader ?? grade;
     this.rubric = options.rubric ?? defaultRubric();
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.writes = options.writes ?? "execute";
@@ -94,7 +102,25 @@ export class EnvConfig {
   }
 }
 
-const missingGrader: Grader = () => ({ reward: 0, checks: [{ name: "grader", ok: false, detail: "no grader available" }], partialCredit: 0 });
+// The project's own prompt files are read once per process.
+const defaultPrompts = new Map<string, TextPrompt>();
+let defaultTemplate: { template: string; functions: PyValue } | undefined;
+let defaultSystemPrompt: string | undefined;
+function defaultPrompt(apiBase: string): TextPrompt {
+  let p = defaultPrompts.get(apiBase);
+  if (!p) {
+    defaultTemplate ??= { template: loadPromptTemplate(), functions: loadFunctions() };
+    p = new TextPrompt(defaultTemplate.template, defaultTemplate.functions, apiBase);
+    defaultPrompts.set(apiBase, p);
+  }
+  return p;
+}
+
+function embedded(options: EnvOptions): Backend {
+  if (!options.store) throw new EnvInputError("EnvOptions needs a backend or a store");
+  const apiBase = options.apiBase ?? DEFAULT_API_BASE;
+  return new EmbeddedBackend(options.store, options.service ?? new FhirService(options.store, { baseUrl: apiBase }), apiBase);
+}
 
 const ResetOptionsSchema = z.object({
   task: z.unknown().optional(),

@@ -168,3 +168,22 @@ describe("MedAgentEnv, text protocol", () => {
     await expect(env.reset({ task: task("t"), protocol: "xml" as never })).rejects.toThrow(/protocol/);
   });
 });
+
+describeShared("official tasks with the default grader", () => {
+  it("grades task1 of test_data_v2 with env/graders (pass and fail) on the base store", async () => {
+    const { loadTaskFile } = await import("../../env/tasks/index.ts");
+    const store = await sharedStore();
+    const tasks = loadTaskFile(sharedFile("test_data_v2.json"));
+    const env = new MedAgentEnv({ store, tasks });
+    const t = tasks.find((x) => x.id === "task1_1")!;
+    await env.reset({ taskId: t.id });
+    const s1 = await env.step(`GET ${API_BASE}Patient?family=Stafford&given=Peter&birthdate=1932-12-29`);
+    expect(s1.observation[0]!.content).toContain(`"id": "${t.eval_MRN}"`);
+    const ok = await env.step(`FINISH(${JSON.stringify(t.sol)})`);
+    expect(ok).toMatchObject({ reward: 1, info: { status: "completed", reward: 1, partialCredit: 1 } });
+    await env.reset({ taskId: t.id });
+    const bad = await env.step(`FINISH(["S0000000"])`);
+    expect(bad).toMatchObject({ reward: 0, info: { status: "completed", reward: 0 } });
+    expect(bad.info.checks!.some((c) => !c.ok)).toBe(true);
+  });
+});
