@@ -1,3 +1,214 @@
+// Reward server over loopback: 1,000 concurrent episodes, each a text-protocol episode of GETs from the
+// MedAgentBench query mix and a FINISH, over JSON then MessagePack. The server runs in a child process
+// (this file, started with EHRGYM_BENCH_SERVER_CHILD=1) so the load generator does not share its core.
+import { spawn, type ChildProcess } from "node:child_process";
+import { Agent, request } from "node:http";
+import { fileURLToPath } from "node:url";
+import msgpack from "msgpack-lite";
+import { percentile, report } from "./report.ts";
+
+const CONCURRENCY = Number(process.env.EHRGYM_BENCH_CONCURRENCY ?? 1000);
+const SECONDS = Number(process.env.EHRGYM_BENCH_SECONDS ?? 10);
+const WARMUP_SECONDS = 2;
+const API_BASE = "http://localhost:8080/fhir/";
+const CHILD_FLAG = "EHRGYM_BENCH_SERVER_CHILD";
+
+// ---------------------------------------------------------------------------------------------
+// Child: the server over the default synthetic population.
+
+interface Workload {
+  tasks: string[];
+  /** Per task: the GET turns an agent would issue, then the FINISH. */
+  turns: Record<string, string[]>;
+}
+
+async function serveChild(): Promise<void> {
+  const { EmbeddedBackend, EnvConfig } = await import("../../env/core/index.ts");
+  const { generateStore } = await import("../../env/ehr/index.ts");
+  const { FhirService } = await import("../../env/fhir/index.ts");
+  const { createRewardServer, medAgentBackend } = await import("../../env/server/index.ts");
+  const patients = process.env.EHRGYM_BENCH_PATIENTS ? Number(process.env.EHRGYM_BENCH_PATIENTS) : undefined;
+  const generated = generateStore(patients ? { patients } : {}) as unknown;
+  const store = ((generated as { store?: unknown }).store ?? generated) as import("../../env/fhir/index.ts").FhirStore;
+  const tasks: import("../../env/tasks/index.ts").Task[] = [];
+  const turns: Record<string, string[]> = {};
+  for (const p of store.search("Patient", "_count=1000").resources) {
+    const name = (p.name as Array<{ family: string; given: string[] }>)[0]!;
+    const mrn = (p.identifier as Array<{ value: string }>)[0]!.value;
+    const id = `task1_bench_${p.id}`;
+    tasks.push({ id, suite: "mab-v1", type: "task1", instruction: `What's the MRN of the patient with name ${name.given[0]} ${name.family} and DOB of ${p.birthDate}?`, context: "", sol: [mrn] });
+    // The MedAgentBench query mix (replies are HAPI pages of at most the default count).
+    turns[id] = [
+      `GET ${API_BASE}Patient?family=${encodeURIComponent(name.family)}&given=${encodeURIComponent(name.given[0]!)}&birthdate=${p.birthDate}`,
+      `GET ${API_BASE}Patient?identifier=${mrn}`,
+      `GET ${API_BASE}Observation?patient=${mrn}&code=MG&date=ge2023-11-12T10:15:00+00:00`,
+      `GET ${API_BASE}Observation?patient=${mrn}&code=K`,
+      `GET ${API_BASE}Observation?patient=${mrn}&code=A1C&_sort=-date&_count=1`,
+      `GET ${API_BASE}Condition?patient=${mrn}`,
+      `FINISH(["${mrn}"])`,
+    ];
+  }
+  const service = new FhirService(store, { baseUrl: API_BASE });
+  const config = new EnvConfig({ backend: new EmbeddedBackend(store, service, API_BASE), tasks });
+  const server = createRewardServer({ backend: medAgentBackend(config, tasks), maxEpisodes: CONCURRENCY * 4 });
+  const url = await server.listen(0);
+  process.send!({ url, workload: { tasks: tasks.map((t) => t.id), turns } satisfies Workload, resources: store.size });
+  process.on("message", (m) => {
+    if (m === "cpu") process.send!({ cpu: process.cpuUsage() });
+  });
+  process.on("disconnect", () => void server.close().then(() => process.exit(0)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent: the load generator.
+
+type Format = "json" | "msgpack";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function serverCpu(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once("message", (m) => {
+      const { user, system } = (m as { cpu: NodeJS.CpuUsage }).cpu;
+      resolve((user + system) / 1000);
+    });
+    child.send("cpu");
+  });
+}
+
+function startChild(): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url)], {
+      env: { ...process.env, [CHILD_FLAG]: "1" },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    child.once("message", (m) => resolve({ child, ...(m as { url: string; workload: Workload; resources: number }) }));
+    child.once("exit", (code) => reject(new Error(`bench server exited with code ${code} before listening`)));
+  });
+}
+
+interface Stats {
+  steps: number;
+  errors: number;
+  latencies: number[];
+  firstError?: string;
+}
+
+function call(agent: Agent, base: URL, method: string, path: string, body: unknown, format: Format): Promise<{ status: number; value: any }> {
+  return new Promise((resolve, reject) => {
+    const wire = format === "json" ? "application/json" : "application/msgpack";
+    const payload = body === undefined ? undefined : format === "json" ? Buffer.from(JSON.stringify(body)) : msgpack.encode(body);
+    const headers: Record<string, string | number> = { Accept: wire };
+    if (payload) Object.assign(headers, { "Content-Type": wire, "Content-Length": payload.length });
+    const req = request({ agent, host: base.hostname, port: base.port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const buf = Buffer.concat(chunks);
+        try {
+          const type = res.headers["content-type"] ?? "";
+          const value = type.startsWith("application/msgpack") ? msgpack.decode(buf) : JSON.parse(buf.toString("utf8"));
+          resolve({ status: res.statusCode ?? 0, value });
+        } catch (err) {
+          reject(err);
+        }
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** Runs CONCURRENCY episode loops for `seconds`. `thinkMs` > 0 paces each loop like a trainer waiting
+ *  on its model between steps (uniform jitter in [0.5, 1.5] x thinkMs); 0 is a closed loop. */
+async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number): Promise<Stats & { elapsed: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const base = new URL(url);
+  const stats: Stats = { steps: 0, errors: 0, latencies: [] };
+  const deadline = performance.now() + seconds * 1000;
+  const fail = (what: string) => {
+    stats.errors++;
+    stats.firstError ??= what;
+  };
+  const worker = async (w: number) => {
+    let n = w;
+    while (performance.now() < deadline) {
+      const taskId = workload.tasks[n++ % workload.tasks.length]!;
+      try {
+        const created = await call(agent, base, "POST", "/v1/episodes", { task_id: taskId }, format);
+        if (created.status !== 201) {
+          fail(`create ${created.status}: ${JSON.stringify(created.value)}`);
+          continue;
+        }
+        const id = created.value.episode_id as string;
+        for (const turn of workload.turns[taskId]!) {
+          if (thinkMs > 0) await sleep(thinkMs * (0.5 + Math.random()));
+          if (performance.now() >= deadline) break;
+          const t0 = performance.now();
+          const r = await call(agent, base, "POST", `/v1/episodes/${id}/step`, { action: turn }, format);
+          stats.latencies.push(performance.now() - t0);
+          if (r.status !== 200 || r.value.info?.status === "error") fail(`step ${r.status}: ${JSON.stringify(r.value).slice(0, 200)}`);
+          else stats.steps++;
+          if (r.value.terminated || r.value.truncated) break;
+        }
+        const d = await call(agent, base, "DELETE", `/v1/episodes/${id}`, undefined, format);
+        if (d.status !== 200) fail(`delete ${d.status}`);
+      } catch (err) {
+        fail((err as Error).message);
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker(i)));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  return { ...stats, elapsed };
+}
+
 export async function run(): Promise<void> {
-  console.log("(not written yet)");
+  const t0 = performance.now();
+  const { child, url, workload, resources } = await startChild();
+  console.log(`server ready over ${resources.toLocaleString("en-US")} resources in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${CONCURRENCY} concurrent episodes, ${SECONDS} s per format`);
+  const targetRate = 3000;
+  // Offered load of the paced run: CONCURRENCY episodes, each stepping every ~CONCURRENCY/targetRate s.
+  const thinkMs = (CONCURRENCY / targetRate) * 1000;
+  try {
+    for (const format of ["json", "msgpack"] as const) {
+      await load(url, workload, format, WARMUP_SECONDS, 0);
+      const cpu0 = await serverCpu(child);
+      const closed = await load(url, workload, format, SECONDS, 0);
+      const cpuShare = ((await serverCpu(child)) - cpu0) / (closed.elapsed * 1000);
+      const rate = closed.steps / closed.elapsed;
+      const closedSorted = closed.latencies.sort((a, b) => a - b);
+      report({
+        name: `reward server capacity, ${format}, ${CONCURRENCY} concurrent episodes, closed loop`,
+        value: rate,
+        unit: "steps/s",
+        ...(format === "json" ? { target: `>= ${targetRate.toLocaleString("en-US")}`, ok: rate >= targetRate } : {}),
+      });
+      console.log(`  closed loop: step p50 ${percentile(closedSorted, 50).toFixed(1)} ms, p99 ${percentile(closedSorted, 99).toFixed(1)} ms (queueing: latency = episodes / rate), server CPU ${(cpuShare * 100).toFixed(0)}% of a core`);
+      const paced = await load(url, workload, format, SECONDS, thinkMs);
+      const sorted = paced.latencies.sort((a, b) => a - b);
+      const p99 = percentile(sorted, 99);
+      const pacedRate = paced.steps / paced.elapsed;
+      report({ name: `reward server steps/s, ${format}, ${CONCURRENCY} concurrent episodes paced at ${targetRate.toLocaleString("en-US")}/s offered`, value: pacedRate, unit: "steps/s" });
+      report({ name: `reward server step p50, ${format}, paced`, value: percentile(sorted, 50), unit: "ms" });
+      report({ name: `reward server step p99, ${format}, paced`, value: p99, unit: "ms", target: "<= 20", ok: p99 <= 20 });
+      const errors = closed.errors + paced.errors;
+      report({ name: `reward server errors, ${format}`, value: errors, unit: "errors", target: "0", ok: errors === 0 });
+      const firstError = closed.firstError ?? paced.firstError;
+      if (firstError) console.log(`  first error: ${firstError}`);
+    }
+  } finally {
+    if (child.connected) child.disconnect();
+    if (child.exitCode === null) await new Promise((r) => child.once("exit", r));
+  }
+}
+
+if (process.env[CHILD_FLAG] === "1" && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  serveChild().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }
