@@ -1,5 +1,134 @@
+// `ehrgym serve`: the HTTP reward server for trainers in other languages (JSON + MessagePack).
+import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
+import { z } from "zod";
+import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
+import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
+import { loadFunctions, loadPromptTemplate } from "../../env/protocol/index.ts";
+import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
+import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
+import { parseOptions, UsageError } from "./common.ts";
+import { openStore } from "./fhir.ts";
+
+const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
+
+export const ServeOptions = z
+  .object({
+    port: intFlag(0, 65_535).default(8000),
+    host: z.string().min(1).default("127.0.0.1"),
+    data: existingDir.optional(),
+    synthetic: z.boolean().optional(),
+    seed: intFlag(0, 2 ** 31 - 1).optional(),
+    patients: intFlag(1, 100_000).optional(),
+    tasks: z.array(existingFile).optional(),
+    suite: Suite.optional(),
+    perType: intFlag(1, 100_000).default(10),
+    apiBase: z.url().refine((u) => u.endsWith("/"), { message: "must end with /" }).default("http://localhost:8080/fhir/"),
+    promptTemplate: existingFile.optional(),
+    functions: existingFile.optional(),
+    maxRounds: intFlag(1, 1000).default(8),
+    writes: z.enum(["execute", "record"]).default("execute"),
+    maxEpisodes: intFlag(1, 10_000_000).default(DEFAULTS.maxEpisodes),
+    idleTtl: z.coerce.number().min(0).default(DEFAULTS.idleTtlMs / 1000),
+    maxBody: intFlag(1024, 1024 ** 3).default(DEFAULTS.maxBodyBytes),
+    token: z.string().min(1).optional(),
+    replicaId: z.string().regex(/^[A-Za-z0-9_.]+$/, "letters, digits, _ and . only").default(DEFAULTS.replicaId),
+  })
+  .strict();
+export type ServeOptions = z.infer<typeof ServeOptions>;
+
+function selectTasks(o: ServeOptions, store: FhirStore): Task[] {
+  const tasks = o.tasks
+    ? o.tasks.flatMap((file) => loadTaskFile(file, o.suite ? { suite: o.suite } : {}))
+    : (o.suite ? [o.suite] : (["mab-v1", "mab-v2"] as const)).flatMap((suite) =>
+        generateTasks(store, { suite, perType: o.perType, ...(o.seed !== undefined ? { seed: o.seed } : {}) }),
+      );
+  const seen = new Set<string>();
+  for (const t of tasks) {
+    if (seen.has(t.id)) throw new UsageError(`--tasks: task id ${JSON.stringify(t.id)} appears twice`);
+    seen.add(t.id);
+  }
+  if (tasks.length === 0) throw new UsageError("--tasks: no tasks loaded");
+  return tasks;
+}
+
+/** Loads the EHR and the tasks and builds the server (not listening yet). */
+export async function buildServer(raw: unknown): Promise<{ server: RewardServer; options: ServeOptions; tasks: Task[] }> {
+  const o = parseOptions(ServeOptions, raw);
+  if (o.data && o.synthetic) throw new UsageError("--data and --synthetic are exclusive");
+  const token = o.token ?? process.env.EHRGYM_TOKEN;
+  const store = await openStore({ data: o.data, synthetic: !o.data, seed: o.seed, patients: o.patients });
+  const tasks = selectTasks(o, store);
+  const service = new FhirService(store, { baseUrl: o.apiBase });
+  const config = new EnvConfig({
+    backend: new EmbeddedBackend(store, service, o.apiBase),
+    tasks,
+    maxRounds: o.maxRounds,
+    writes: o.writes,
+    ...(o.promptTemplate ? { promptTemplate: loadPromptTemplate(o.promptTemplate) } : {}),
+    ...(o.functions ? { functions: loadFunctions(o.functions) } : {}),
+  });
+  const server = createRewardServer({
+    backend: medAgentBackend(config, tasks),
+    maxEpisodes: o.maxEpisodes,
+    idleTtlMs: Math.round(o.idleTtl * 1000),
+    maxBodyBytes: o.maxBody,
+    token: token || undefined,
+    replicaId: o.replicaId,
+  });
+  return { server, options: o, tasks };
+}
+
+export async function runServe(raw: unknown): Promise<void> {
+  const { server, options: o, tasks } = await buildServer(raw);
+  let url: string;
+  try {
+    url = await server.listen(o.port, o.host);
+  } catch (err) {
+    throw new UsageError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
+  }
+  process.stderr.write(
+    `ehrgym reward server on ${url} (replica ${o.replicaId}, ${tasks.length} tasks, ${o.token || process.env.EHRGYM_TOKEN ? "bearer token required" : "no token"}); Ctrl-C stops\n`,
+  );
+  // Machine-readable line for wrappers that start the server on port 0.
+  process.stdout.write(`${JSON.stringify({ url, replica_id: o.replicaId, tasks: tasks.length })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void server.close().then(resolve);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
 
 export function registerServe(program: Command): void {
-  void program;
+  program
+    .command("serve")
+    .description("HTTP reward server for trainers (episodes, steps, score; JSON or MessagePack)")
+    .option("--port <n>", "port (0 picks a free one)", "8000")
+    .option("--host <addr>", "address to bind", "127.0.0.1")
+    .option("--data <dir>", "load an NDJSON export instead of the synthetic EHR")
+    .option("--synthetic", "generate the synthetic EHR (the default)")
+    .option("--seed <n>", "synthetic population / task seed")
+    .option("--patients <n>", "synthetic population size")
+    .option("--tasks <file>", "task file (repeatable); default: generated tasks of both suites", (v: string, p: string[] = []) => [...p, v])
+    .option("--suite <suite>", "suite of --tasks when it cannot be detected, or the one suite to generate")
+    .option("--per-type <n>", "generated tasks per type", "10")
+    .option("--api-base <url>", "FHIR base URL the agent sees (trailing slash)", "http://localhost:8080/fhir/")
+    .option("--prompt-template <file>", "text protocol prompt template")
+    .option("--functions <file>", "text protocol function list")
+    .option("--max-rounds <n>", "default round limit per episode", "8")
+    .option("--writes <mode>", "execute | record", "execute")
+    .option("--max-episodes <n>", "episodes kept at once", String(DEFAULTS.maxEpisodes))
+    .option("--idle-ttl <seconds>", "drop episodes idle this long (0: never)", String(DEFAULTS.idleTtlMs / 1000))
+    .option("--max-body <bytes>", "largest request body", String(DEFAULTS.maxBodyBytes))
+    .option("--token <token>", "require Authorization: Bearer <token> (default: $EHRGYM_TOKEN)")
+    .option("--replica-id <id>", "episode id prefix for sticky routing across replicas", DEFAULTS.replicaId)
+    .action(async (opts: Record<string, unknown>) => {
+      await runServe(opts);
+    });
 }

@@ -1,0 +1,112 @@
+// The reward server over the real MedAgentEnv: episodes, rewards, score replay, isolation between
+// concurrent episodes, and the Python client end to end.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
+import { API_BASE, medAgentTestBackend, type LookupCase } from "./medagent-backend.ts";
+import { jsonLines, PYTHON, PYTHON_MSGPACK, runClient } from "./python.ts";
+
+let server: RewardServer;
+let url: string;
+let cases: LookupCase[];
+let dir: string;
+
+beforeAll(async () => {
+  const built = medAgentTestBackend(3);
+  cases = built.cases;
+  server = createRewardServer({ backend: built.backend });
+  url = await server.listen(0);
+  dir = mkdtempSync(join(tmpdir(), "ehrgym-srv-"));
+});
+afterAll(async () => {
+  await server?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function post(path: string, body: unknown) {
+  const res = await fetch(url + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+describe("reward server over MedAgentEnv", () => {
+  it("plays a text-protocol episode: prompt, HAPI-style GET reply, FINISH graded 1", async () => {
+    const c = cases[0]!;
+    const created = await post("/v1/episodes", { task_id: c.task.id, protocol: "text" });
+    expect(created.status).toBe(201);
+    expect(created.json.observation).toHaveLength(1);
+    expect(created.json.observation[0].role).toBe("user");
+    expect(created.json.observation[0].content).toContain(c.task.instruction);
+    expect(created.json.observation[0].content).toContain(API_BASE);
+    const id = created.json.episode_id;
+    const get = await post(`/v1/episodes/${id}/step`, { action: c.turns[0] });
+    expect(get.status).toBe(200);
+    expect(get.json.observation).toHaveLength(1);
+    expect(get.json.observation[0].content).toMatch(/^Here is the response from the GET request:\n\{/);
+    expect(get.json.observation[0].content).toContain(c.task.sol![0] as string);
+    const fin = await post(`/v1/episodes/${id}/step`, { action: c.turns[1] });
+    expect(fin.json).toMatchObject({ reward: 1, terminated: true, truncated: false, info: { status: "completed", rounds: 2 } });
+    expect((await post(`/v1/episodes/${id}/step`, { action: c.turns[1] })).status).toBe(409);
+  });
+
+  it("plays a tool-protocol episode with OpenAI tool calls", async () => {
+    const c = cases[1]!;
+    const created = await post("/v1/episodes", { task_id: c.task.id, protocol: "tools" });
+    expect(created.json.tools.map((t: any) => t.function.name)).toContain("fhir_patient_search");
+    const id = created.json.episode_id;
+    const search = await post(`/v1/episodes/${id}/step`, { message: c.toolTurns[0] });
+    expect(search.json.observation).toEqual([expect.objectContaining({ role: "tool", tool_call_id: "call_1" })]);
+    expect(search.json.observation[0].content).toContain(c.task.sol![0] as string);
+    const fin = await post(`/v1/episodes/${id}/step`, { message: c.toolTurns[1] });
+    expect(fin.json).toMatchObject({ reward: 1, terminated: true });
+  });
+
+  it("scores a transcript by replay, and a wrong answer gets 0", async () => {
+    const c = cases[2]!;
+    const messages = [{ role: "user", content: "prompt" }, ...c.turns.map((t) => ({ role: "assistant", content: t }))];
+    const right = await post("/v1/score", { task_id: c.task.id, messages, return_messages: true });
+    expect(right.json).toMatchObject({ reward: 1, replayed_turns: 2, ignored_turns: 0, info: { status: "completed" } });
+    expect(right.json.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    const wrong = await post("/v1/score", { task_id: c.task.id, messages: [{ role: "assistant", content: 'FINISH(["S0000000"])' }] });
+    expect(wrong.json).toMatchObject({ reward: 0, info: { status: "completed" } });
+    const invalid = await post("/v1/score", { task_id: c.task.id, messages: [{ role: "assistant", content: "I think the answer is S1" }] });
+    expect(invalid.json).toMatchObject({ reward: 0, terminated: true, info: { status: "invalid_action" } });
+  });
+
+  it("keeps concurrent episodes isolated: one episode's POST is invisible to another", async () => {
+    const c = cases[0]!;
+    const a = (await post("/v1/episodes", { task_id: c.task.id })).json.episode_id;
+    const b = (await post("/v1/episodes", { task_id: c.task.id })).json.episode_id;
+    const created = await post(`/v1/episodes/${a}/step`, {
+      action: `POST ${API_BASE}Patient\n${JSON.stringify({ resourceType: "Patient", name: [{ family: "Zzyzxtestfamily", given: ["Ann"] }], birthDate: "1990-01-01" })}`,
+    });
+    expect(created.json.observation[0].content).toContain("POST request accepted");
+    const seenByA = await post(`/v1/episodes/${a}/step`, { action: `GET ${API_BASE}Patient?family=Zzyzxtestfamily` });
+    const seenByB = await post(`/v1/episodes/${b}/step`, { action: `GET ${API_BASE}Patient?family=Zzyzxtestfamily` });
+    expect(seenByA.json.observation[0].content).toContain('"total": 1');
+    expect(seenByB.json.observation[0].content).toContain('"total": 0');
+  });
+});
+
+const python = PYTHON!;
+describe("python client over MedAgentEnv", () => {
+  const formats = PYTHON_MSGPACK ? (["json", "msgpack"] as const) : (["json"] as const);
+  it.each(formats)("plays text and tool episodes to reward 1 (%s)", async (format) => {
+    const interpreter = format === "msgpack" ? PYTHON_MSGPACK! : python;
+    const file = join(dir, `episodes-${format}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify([
+        ...cases.map((c) => ({ task_id: c.task.id, protocol: "text", turns: c.turns })),
+        ...cases.map((c) => ({ task_id: c.task.id, protocol: "tools", turns: c.toolTurns })),
+      ]),
+    );
+    const r = await runClient(interpreter, ["--url", url, "--format", format, "run", file]);
+    expect(r.stderr).toBe("");
+    const lines = jsonLines(r.stdout);
+    expect(lines).toHaveLength(cases.length * 2);
+    for (const l of lines) expect(l).toMatchObject({ reward: 1, status: "completed", done: true, steps: 2 });
+  });
+  if (!PYTHON_MSGPACK) it.skip('MessagePack part skipped: python3 -c "import msgpack" fails (install python3-msgpack)', () => {});
+});
