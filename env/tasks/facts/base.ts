@@ -13,22 +13,14 @@ export interface FetchOptions {
   status?: string;
 }
 
-function codeTokens(res: Record<string, unknown>): string[] {
-  const code = res.code as { coding?: unknown } | undefined;
-  const codings = code && Array.isArray(code.coding) ? code.coding : [];
-  return codings.map((c) => (c && typeof c === "object" ? (c as { code?: unknown }).code : undefined)).filter((c): c is string => typeof c === "string");
-}
-
-/** `GET {type}?patient={mrn}&code=..&status=..&_count=5000` as the list of entry resources. */
+/** `GET {type}?patient={mrn}&code=..&status=..&_count=5000` as the list of entry resources (id order). */
 export function fetchResources(reader: FhirReader, type: string, mrn: string, opts: FetchOptions = {}): PyDict[] {
-  const out: PyDict[] = [];
-  for (const res of reader.byPatient(type, mrn)) {
-    if (opts.codes && !codeTokens(res).some((c) => opts.codes!.includes(c))) continue;
-    if (opts.status !== undefined && res.status !== opts.status) continue;
-    out.push(fromJs(res) as PyDict);
-    if (out.length >= MAX_COUNT) break;
-  }
-  return out;
+  const params = [`patient=${encodeURIComponent(mrn)}`];
+  if (opts.codes) params.push(`code=${opts.codes.map(encodeURIComponent).join(",")}`);
+  if (opts.status !== undefined) params.push(`status=${encodeURIComponent(opts.status)}`);
+  params.push(`_count=${MAX_COUNT}`);
+  const hits = reader.search(type, params.join("&")).resources;
+  return hits.slice(0, MAX_COUNT).map((res) => fromJs(res) as PyDict);
 }
 
 /** datetime.fromisoformat(x) where x must be a str (TypeError otherwise). */
