@@ -70,7 +70,7 @@ describe("ehrgym fhir snapshot / import / export (CLI child processes)", () => {
     const fresh = join(tmp.dir, "snap-fresh");
     const full = await runCli(["fhir", "snapshot", "--from", server.url, "--out", fresh, "--types", TYPES, "--count", "500"]);
     expect(full.code).toBe(0);
-    expect(full.stderr).toMatch(/1,040 resources in 3 files/);
+    expect(full.stderr).toMatch(/1,080 resources in 3 files/);
 
     const a = readDir(killed);
     const b = readDir(fresh);
