@@ -13,12 +13,53 @@ export type DatePrefix = (typeof DATE_PREFIXES)[number];
 const DATE_RE =
   /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+\- ]\d{2}:?\d{2})?)?)?)?$/;
 
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2 && (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return 29;
+  return DAYS[month - 1]!;
+}
+
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/** Fast path for the usual "YYYY-MM-DDThh:mm:ss+00:00" / "...Z" form; undefined: use the regex. */
+function parseCommonInstant(s: string): DateRange | undefined {
+  const len = s.length;
+  if (len < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  const year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
+  const hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = digits(s, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  let at = 19;
+  let ms = 0;
+  let span = 1000;
+  if (s.charCodeAt(at) === 46) {
+    ms = digits(s, 20, 3);
+    if (ms < 0) return undefined;
+    at = 23;
+    span = 1;
+  }
+  let offset = 0;
+  if (len === at + 6) {
+    const sign = s.charCodeAt(at);
+    const oh = digits(s, at + 1, 2), om = digits(s, at + 4, 2);
+    if ((sign !== 43 && sign !== 45) || s.charCodeAt(at + 3) !== 58 || oh < 0 || oh > 14 || om < 0 || om > 59) return undefined;
+    offset = (oh * 60 + om) * 60_000 * (sign === 45 ? -1 : 1);
+  } else if (len !== at + 1 || s.charCodeAt(at) !== 90) return undefined;
+  const lo = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offset;
+  return { lo, hi: lo + span - 1 };
 }
 
 /** The range a FHIR date-like string covers, or undefined when it is not a valid date. */
 export function parseDateRange(value: string): DateRange | undefined {
+  const fast = parseCommonInstant(value);
+  if (fast) return fast;
   const m = DATE_RE.exec(value);
   if (!m) return undefined;
   const year = Number(m[1]);

@@ -48,7 +48,7 @@ export function hitId(table: TypeTable | undefined, h: Hit): string {
 
 /** Pretty text at ENTRY_INDENT. */
 export function hitEntryText(table: TypeTable | undefined, h: Hit): string {
-  if (typeof h === "number") return table!.texts[h]!;
+  if (typeof h === "number") return table!.entryText(h);
   h.pretty ??= prettyJson(h.text, ENTRY_INDENT);
   return h.pretty;
 }

@@ -3,7 +3,7 @@
 import { matchDate, type DateRange } from "./dates.ts";
 import { matchesCriterion, stringMatches } from "./matcher.ts";
 import type { Criterion, TokenValue } from "./query.ts";
-import { tokenQueryKey, type TypeTable } from "./table.ts";
+import { PATIENT_TOKEN_PARAMS, type TypeTable } from "./table.ts";
 
 const EMPTY = new Int32Array(0);
 
@@ -47,23 +47,29 @@ function materialize(s: RowSet): ArrayLike<number> {
   return out;
 }
 
-function tokenKeysOf(values: TokenValue[]): string[] | undefined {
-  const keys: string[] = [];
-  for (const v of values) {
-    const k = tokenQueryKey(v.system, v.code);
-    if (k === undefined) return undefined;
-    keys.push(k);
+/** Is this a patient criterion answerable from the patient index? */
+function isPatientCriterion(c: Criterion): boolean {
+  if (c.def.type !== "reference" || c.modifier !== "") return false;
+  if (c.def.name === "patient") return true;
+  // subject=Patient/X selects the same rows as patient=Patient/X
+  return c.def.name === "subject" && (c.values as string[]).every((v) => v.startsWith("Patient/"));
+}
+
+/** Per value, the index list of a token criterion; undefined when a value form has no index. */
+function tokenLists(table: TypeTable, c: Criterion): Int32Array[] | undefined {
+  const out: Int32Array[] = [];
+  for (const v of c.values as TokenValue[]) {
+    if (v.code === undefined || v.system === "") return undefined; // "system|" and "|code": scanned
+    const list = v.system === undefined ? table.tokens.get(c.def.name)?.get(v.code) : table.systemTokens.get(c.def.name)?.get(v.system)?.get(v.code);
+    out.push(list ?? EMPTY);
   }
-  return keys;
+  return out;
 }
 
 /** The rows an indexable criterion selects, or undefined when it has no index. */
 function indexed(table: TypeTable, c: Criterion): RowSet | undefined {
   if (c.modifier !== "") return undefined;
-  if (c.def.type === "reference") {
-    const m = table.index.get(c.def.name);
-    return (c.values as string[]).map((ref) => m?.get(ref) ?? EMPTY);
-  }
+  if (isPatientCriterion(c)) return (c.values as string[]).map((ref) => table.patients.get(ref) ?? EMPTY);
   if (c.def.type === "token") {
     const values = c.values as TokenValue[];
     if (c.def.name === "_id") {
@@ -71,10 +77,7 @@ function indexed(table: TypeTable, c: Criterion): RowSet | undefined {
       const rows = values.map((v) => table.idIndex.get(v.code ?? "")).filter((r): r is number => r !== undefined);
       return [Int32Array.from(new Set(rows)).sort()];
     }
-    const keys = tokenKeysOf(values);
-    if (!keys) return undefined;
-    const m = table.index.get(c.def.name);
-    return keys.map((k) => m?.get(k) ?? EMPTY);
+    return tokenLists(table, c);
   }
   return undefined;
 }
@@ -117,14 +120,18 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
   const parsed: Criterion[] = [];
   let rest = criteria;
 
-  // patient + code: one composite list per (patient, code) pair instead of intersecting two big lists.
-  const patient = criteria.find((c) => c.def.name === "patient" && c.modifier === "" && c.values.length === 1);
-  const code = criteria.find((c) => c.def.name === "code" && c.modifier === "");
-  const codeKeys = code && tokenKeysOf(code.values as TokenValue[]);
-  if (patient && code && codeKeys && table.patientCode.size > 0) {
-    const p = patient.values[0] as string;
-    sets.push(codeKeys.map((k) => table.patientCode.get(`${p}\0${k}`) ?? EMPTY));
-    rest = criteria.filter((c) => c !== patient && c !== code);
+  // patient + code (or category): one per-patient list instead of intersecting two big lists.
+  const patient = criteria.find((c) => isPatientCriterion(c) && c.values.length === 1);
+  const perPatient = patient && table.patientTokens.get(patient.values[0] as string);
+  const token = patient && criteria.find((c) => c.def.type === "token" && c.modifier === "" && PATIENT_TOKEN_PARAMS.has(c.def.name));
+  if (patient && token) {
+    const values = token.values as TokenValue[];
+    if (values.every((v) => v.code !== undefined && v.system !== "")) {
+      const byCode = perPatient?.get(token.def.name);
+      sets.push(values.map((v) => byCode?.get(v.code!) ?? EMPTY));
+      // Codes with a system still need the system check: keep the criterion as a filter then.
+      rest = criteria.filter((c) => c !== patient && (c !== token || values.some((v) => v.system !== undefined)));
+    }
   }
 
   for (const c of rest) {

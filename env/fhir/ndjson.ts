@@ -99,7 +99,7 @@ export async function exportNdjson(store: import("./types.ts").FhirStore, dir: s
       let buf: string[] = [];
       let size = 0;
       for (let row = 0; row < table.size; row++) {
-        const line = compactJson(table.texts[row]!) + "\n";
+        const line = compactJson(table.text(row)) + "\n";
         buf.push(line);
         size += line.length;
         if (size > 1 << 20) {

@@ -208,9 +208,8 @@ export class FhirService {
     let text: string;
     let version: string;
     if (typeof h === "number") {
-      const entry = table!.texts[h]!;
-      text = pretty ? reindent(entry, ENTRY_INDENT, 0) : compactJson(entry);
-      version = /"versionId": "([^"]*)"/.exec(entry)?.[1] ?? "1";
+      text = pretty ? reindent(table!.entryText(h), ENTRY_INDENT, 0) : compactJson(table!.text(h));
+      version = versionOf(table!, h);
     } else {
       text = pretty ? prettyJson(h.text) : h.text;
       version = String(h.version);
@@ -224,7 +223,7 @@ export class FhirService {
     if (h === undefined) throw new FhirError(404, `Resource ${type}/${id} is not known`);
     const table = engine.table(type);
     if (version !== undefined) {
-      const current = typeof h === "number" ? (/"versionId": "([^"]*)"/.exec(table!.texts[h]!)?.[1] ?? "1") : String(h.version);
+      const current = typeof h === "number" ? versionOf(table!, h) : String(h.version);
       if (version !== current) throw new FhirError(404, `Version "${version}" is not known for resource ${type}/${id}`);
     }
     return this.resourceReply(200, table, h, pretty);
@@ -262,6 +261,10 @@ export class FhirService {
     if (!(engine as OverlayImpl).delete(type, id)) throw new FhirError(404, `Resource ${type}/${id} is not known`);
     return this.reply(200, renderOperationOutcome("information", "informational", `Successfully deleted 1 resource(s)`, pretty));
   }
+}
+
+function versionOf(table: TypeTable, row: number): string {
+  return /"versionId":\s*"([^"]*)"/.exec(table.text(row))?.[1] ?? "1";
 }
 
 export function createFhirService(store: FhirStore, options?: FhirServiceOptions): FhirService {

@@ -76,7 +76,7 @@ export class BaseStore implements FhirStore, Engine {
 
   byPatient(type: string, patientId: string): FhirResource[] {
     const t = this.tables.get(type);
-    const rows = t?.index.get("patient")?.get(`Patient/${patientId}`);
+    const rows = t?.patients.get(`Patient/${patientId}`);
     return rows ? Array.from(rows, (r) => t!.parse(r) as FhirResource) : [];
   }
 
@@ -121,7 +121,7 @@ class StoreBuilder implements FhirStoreBuilder {
   private add(r: R & { resourceType: string }, compact: string): FhirResource {
     const id = r.id as string;
     const table = this.tableFor(r.resourceType);
-    if (table.seen.has(id)) throw new Error(`duplicate resource ${r.resourceType}/${id}`);
+    if (table.idIndex.has(id)) throw new Error(`duplicate resource ${r.resourceType}/${id}`);
     if (NUMERIC_ID.test(id)) this.nextNumeric = Math.max(this.nextNumeric, Number(id) + 1);
     table.add(id, compact, r);
     this.count++;

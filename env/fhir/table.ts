@@ -1,22 +1,12 @@
-// One resource type of the base store: pre-rendered text plus the index keys, no parsed objects.
+// One resource type of the base store: resource text plus index keys, no parsed objects.
 // Rows ("ordinals") are in ascending id order: load order, or numeric order when every id is numeric.
+// A row's text is kept as loaded (compact) and replaced by its pretty entry rendering the first
+// time it is served (or at build with `prerender`), so load time is not spent on rows never shown.
 import type { DateRange } from "./dates.ts";
 import { prettyJson } from "./pretty.ts";
-import { searchParams, type SearchParamDef, type Token } from "./search-params.ts";
+import { searchParams, type DateParam, type ReferenceParam, type StringParam, type TokenParam } from "./search-params.ts";
 
 type R = Record<string, unknown>;
-
-/** Index key of a token for each query form: code, system|code, system|, |code. */
-export function tokenKeys(t: Token): string[] {
-  if (t.system === undefined) return [`c\0${t.code}`, `n\0${t.code}`];
-  return [`c\0${t.code}`, `s\0${t.system}\0${t.code}`, `S\0${t.system}`];
-}
-export function tokenQueryKey(system: string | undefined, code: string | undefined): string | undefined {
-  if (code === undefined) return system ? `S\0${system}` : undefined;
-  if (system === undefined) return `c\0${code}`;
-  if (system === "") return `n\0${code}`;
-  return `s\0${system}\0${code}`;
-}
 
 export interface DateColumn {
   lo: Float64Array;
@@ -28,119 +18,140 @@ export interface DateColumn {
 /** The pretty indent of a resource inside a Bundle entry ("resource": {...}). */
 export const ENTRY_INDENT = 4;
 
-export const PATIENT_CODE_PARAMS = ["patient", "code"] as const;
+/** Token params that also get a per-patient index (patient + code / category searches). */
+export const PATIENT_TOKEN_PARAMS = new Set(["code", "category"]);
+
+type Lists<T = number[]> = Map<string, T>;
 
 export class TypeTable {
-  readonly idIndex = new Map<string, number>();
   constructor(
     readonly type: string,
     readonly ids: string[],
-    /** Pretty JSON at ENTRY_INDENT. */
-    readonly texts: string[],
-    /** param name -> key -> ordinals (ascending). */
-    readonly index: Map<string, Map<string, Int32Array>>,
-    /** `${patientRef}\0${codeKey}` -> ordinals (ascending). */
-    readonly patientCode: Map<string, Int32Array>,
+    /** Compact text until first served, then pretty JSON at ENTRY_INDENT (see `rendered`). */
+    private readonly texts: string[],
+    private readonly rendered: Uint8Array,
+    readonly idIndex: Map<string, number>,
+    /** token param -> code -> rows (any system). */
+    readonly tokens: Map<string, Lists<Int32Array>>,
+    /** token param -> system -> code -> rows. */
+    readonly systemTokens: Map<string, Map<string, Lists<Int32Array>>>,
+    /** "Patient/id" -> rows whose patient is that. */
+    readonly patients: Lists<Int32Array>,
+    /** "Patient/id" -> token param -> code -> rows. */
+    readonly patientTokens: Map<string, Map<string, Lists<Int32Array>>>,
     readonly dates: Map<string, DateColumn>,
     readonly strings: Map<string, (string[] | undefined)[]>,
-  ) {
-    for (let i = 0; i < ids.length; i++) this.idIndex.set(ids[i]!, i);
-  }
+  ) {}
+
   get size(): number {
     return this.ids.length;
   }
-  parse(ord: number): R {
-    return JSON.parse(this.texts[ord]!) as R;
+
+  /** Pretty text at ENTRY_INDENT, rendered once. */
+  entryText(row: number): string {
+    if (this.rendered[row] === 0) {
+      this.texts[row] = prettyJson(this.texts[row]!, ENTRY_INDENT);
+      this.rendered[row] = 1;
+    }
+    return this.texts[row]!;
   }
+
+  /** The row's JSON text (compact or pretty). */
+  text(row: number): string {
+    return this.texts[row]!;
+  }
+
+  parse(row: number): R {
+    return JSON.parse(this.texts[row]!) as R;
+  }
+
+  prerender(): void {
+    for (let row = 0; row < this.texts.length; row++) this.entryText(row);
+  }
+}
+
+function push(map: Lists, key: string, row: number): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [row]);
+  else if (list[list.length - 1] !== row) list.push(row);
+}
+function sub<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) map.set(key, (v = make()));
+  return v;
 }
 
 /** Accumulates rows of one type in load order; `finish` sorts and packs them. */
 export class TableBuilder {
   private ids: string[] = [];
   private texts: string[] = [];
-  private index = new Map<string, Map<string, number[]>>();
-  private patientCode = new Map<string, number[]>();
+  readonly idIndex = new Map<string, number>();
+  private tokens = new Map<string, Lists>();
+  private systemTokens = new Map<string, Map<string, Lists>>();
+  private patients: Lists = new Map();
+  private patientTokens = new Map<string, Map<string, Lists>>();
   private dateLo = new Map<string, number[]>();
   private dateHi = new Map<string, number[]>();
   private dateExtra = new Map<string, Map<number, DateRange[]>>();
   private strings = new Map<string, (string[] | undefined)[]>();
-  private readonly defs: SearchParamDef[];
-  readonly seen = new Set<string>();
+  private readonly tokenDefs: TokenParam[] = [];
+  private readonly dateDefs: DateParam[] = [];
+  private readonly stringDefs: StringParam[] = [];
+  private readonly patientDef: ReferenceParam | undefined;
 
   constructor(readonly type: string) {
-    this.defs = [...searchParams(type).values()];
+    for (const def of searchParams(type).values()) {
+      if (def.type === "token" && def.name !== "_id") this.tokenDefs.push(def);
+      else if (def.type === "date") this.dateDefs.push(def);
+      else if (def.type === "string") this.stringDefs.push(def);
+    }
+    const p = searchParams(type).get("patient");
+    this.patientDef = p?.type === "reference" ? p : undefined;
+    for (const d of this.dateDefs) {
+      this.dateLo.set(d.name, []);
+      this.dateHi.set(d.name, []);
+    }
   }
 
   get size(): number {
     return this.ids.length;
   }
 
-  private push(map: Map<string, number[]>, key: string, row: number): void {
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [row]);
-    else if (list[list.length - 1] !== row) list.push(row);
-  }
-
-  /** Add one resource: `compact` is its JSON text, `r` the same resource parsed. */
-  add(id: string, compact: string, r: R): void {
+  /** Add one resource: `text` is its JSON text, `r` the same resource parsed. */
+  add(id: string, text: string, r: R): void {
     const row = this.ids.length;
     this.ids.push(id);
-    this.seen.add(id);
-    this.texts.push(prettyJson(compact, ENTRY_INDENT));
-    let patients: string[] | undefined;
-    let codeKeys: string[] | undefined;
-    for (const def of this.defs) {
-      switch (def.type) {
-        case "token": {
-          if (def.name === "_id") break;
-          const tokens = def.tokens(r);
-          if (tokens.length === 0) break;
-          let m = this.index.get(def.name);
-          if (!m) this.index.set(def.name, (m = new Map()));
-          const keys = tokens.flatMap(tokenKeys);
-          for (const k of keys) this.push(m, k, row);
-          if (def.name === "code") codeKeys = keys;
-          break;
+    this.idIndex.set(id, row);
+    this.texts.push(text);
+    const patients = this.patientDef ? this.patientDef.refs(r) : [];
+    for (const p of patients) push(this.patients, p, row);
+    for (const def of this.tokenDefs) {
+      const tokens = def.tokens(r);
+      if (tokens.length === 0) continue;
+      const byCode = sub(this.tokens, def.name, () => new Map());
+      const bySystem = sub(this.systemTokens, def.name, () => new Map<string, Lists>());
+      for (const t of tokens) {
+        push(byCode, t.code, row);
+        if (t.system !== undefined) push(sub(bySystem, t.system, () => new Map()), t.code, row);
+      }
+      if (patients.length && PATIENT_TOKEN_PARAMS.has(def.name)) {
+        for (const p of patients) {
+          const m = sub(sub(this.patientTokens, p, () => new Map<string, Lists>()), def.name, () => new Map());
+          for (const t of tokens) push(m, t.code, row);
         }
-        case "reference": {
-          const refs = def.refs(r);
-          if (refs.length === 0) break;
-          let m = this.index.get(def.name);
-          if (!m) this.index.set(def.name, (m = new Map()));
-          for (const ref of refs) this.push(m, ref, row);
-          if (def.name === "patient") patients = refs;
-          break;
-        }
-        case "date": {
-          const ranges = def.ranges(r);
-          let lo = this.dateLo.get(def.name);
-          let hi = this.dateHi.get(def.name);
-          if (!lo || !hi) {
-            this.dateLo.set(def.name, (lo = []));
-            this.dateHi.set(def.name, (hi = []));
-          }
-          while (lo.length < row) lo.push(NaN), hi.push(NaN);
-          lo.push(ranges.length ? ranges[0]!.lo : NaN);
-          hi.push(ranges.length ? ranges[0]!.hi : NaN);
-          if (ranges.length > 1) {
-            let extra = this.dateExtra.get(def.name);
-            if (!extra) this.dateExtra.set(def.name, (extra = new Map()));
-            extra.set(row, ranges);
-          }
-          break;
-        }
-        case "string": {
-          const values = def.strings(r);
-          let col = this.strings.get(def.name);
-          if (!col) this.strings.set(def.name, (col = []));
-          col[row] = values.length ? values : undefined;
-          break;
-        }
-        case "quantity":
-          break; // matched by parsing candidates on demand
       }
     }
-    if (patients && codeKeys) for (const p of patients) for (const k of codeKeys) this.push(this.patientCode, `${p}\0${k}`, row);
+    for (const def of this.dateDefs) {
+      const ranges = def.ranges(r);
+      this.dateLo.get(def.name)!.push(ranges.length ? ranges[0]!.lo : NaN);
+      this.dateHi.get(def.name)!.push(ranges.length ? ranges[0]!.hi : NaN);
+      if (ranges.length > 1) sub(this.dateExtra, def.name, () => new Map()).set(row, ranges);
+    }
+    for (const def of this.stringDefs) {
+      const values = def.strings(r);
+      const col = sub(this.strings, def.name, () => []);
+      col[row] = values.length ? values : undefined;
+    }
   }
 
   finish(): TypeTable {
@@ -157,6 +168,8 @@ export class TableBuilder {
         order.forEach((oldRow, newRow) => (perm![oldRow] = newRow));
         this.ids = order.map((o) => this.ids[o]!);
         this.texts = order.map((o) => this.texts[o]!);
+        this.idIndex.clear();
+        this.ids.forEach((id, row) => this.idIndex.set(id, row));
         for (const [name, col] of this.strings) this.strings.set(name, order.map((o) => col[o]));
       }
     }
@@ -168,18 +181,24 @@ export class TableBuilder {
       }
       return a;
     };
-    const index = new Map<string, Map<string, Int32Array>>();
-    for (const [name, m] of this.index) {
-      const packed = new Map<string, Int32Array>();
-      for (const [k, rows] of m) packed.set(k, pack(rows));
-      index.set(name, packed);
-    }
-    const patientCode = new Map<string, Int32Array>();
-    for (const [k, rows] of this.patientCode) patientCode.set(k, pack(rows));
+    const packLists = (m: Lists): Lists<Int32Array> => {
+      const out = new Map<string, Int32Array>();
+      for (const [k, rows] of m) out.set(k, pack(rows));
+      return out;
+    };
+    const packNested = (m: Map<string, Lists>): Map<string, Lists<Int32Array>> => {
+      const out = new Map<string, Lists<Int32Array>>();
+      for (const [k, v] of m) out.set(k, packLists(v));
+      return out;
+    };
+    const tokens = packNested(this.tokens);
+    const systemTokens = new Map<string, Map<string, Lists<Int32Array>>>();
+    for (const [k, v] of this.systemTokens) systemTokens.set(k, packNested(v));
+    const patientTokens = new Map<string, Map<string, Lists<Int32Array>>>();
+    for (const [k, v] of this.patientTokens) patientTokens.set(k, packNested(v));
     const dates = new Map<string, DateColumn>();
     for (const [name, loRows] of this.dateLo) {
       const hiRows = this.dateHi.get(name)!;
-      while (loRows.length < n) loRows.push(NaN), hiRows.push(NaN);
       const lo = new Float64Array(n);
       const hi = new Float64Array(n);
       for (let i = 0; i < n; i++) {
@@ -192,6 +211,18 @@ export class TableBuilder {
       dates.set(name, { lo, hi, extra });
     }
     for (const col of this.strings.values()) col.length = n;
-    return new TypeTable(this.type, this.ids, this.texts, index, patientCode, dates, this.strings);
+    return new TypeTable(
+      this.type,
+      this.ids,
+      this.texts,
+      new Uint8Array(n),
+      this.idIndex,
+      tokens,
+      systemTokens,
+      packLists(this.patients),
+      patientTokens,
+      dates,
+      this.strings,
+    );
   }
 }
