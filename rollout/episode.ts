@@ -11,6 +11,8 @@ export interface EpisodeEnv {
   reset(options: ResetOptions): Promise<ResetResult>;
   step(turn: AgentTurn): Promise<StepResult>;
   record(): EpisodeRecord;
+  /** Ends a running episode from outside (the policy failed). */
+  abort?(status: "error", reason?: string): Promise<unknown>;
 }
 
 /** One line of the eval JSONL. */
@@ -48,9 +50,10 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
   for (;;) {
     let turn: AgentTurn;
     try {
-      turn = await policy.act({ task, protocol: options.protocol, messages });
+      turn = await policy.act({ task, protocol: options.protocol, messages, ...(reset.tools ? { tools: reset.tools } : {}) });
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
+      await env.abort?.("error", `policy failed: ${error}`);
       break;
     }
     messages.push(asMessage(turn));
@@ -71,6 +74,7 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
     policy: policy.name,
     reward: error ? 0 : (info.reward ?? 0),
     status: error ? "error" : info.status,
+    ...(!error && info.error ? { error: info.error } : {}),
     rounds: info.rounds,
     ...(info.partialCredit !== undefined ? { partial_credit: info.partialCredit } : {}),
     ...(info.result !== undefined ? { result: info.result } : {}),

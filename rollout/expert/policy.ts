@@ -6,13 +6,15 @@ import { ExpertError, nextRequests, type Plan } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
 import { apiBaseFromPrompt, renderText, textReplies } from "./text.ts";
-import { countToolCalls, TOOL_SEARCHABLE, toolCall, toolReplies } from "./tools.ts";
+import { countToolCalls, searchableWith, toolCall, toolReplies } from "./tools.ts";
 
 export interface PolicyInput {
   task: Task;
   protocol: Protocol;
   /** Every message of the episode so far (prompt, agent turns, environment replies). */
   messages: Message[];
+  /** Tool protocol: the OpenAI tools the environment offered at reset. */
+  tools?: unknown[];
 }
 
 /** Anything that plays an episode turn by turn (the scripted expert, a model client, a mutation). */
@@ -47,7 +49,7 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
     batchWrites: true,
     canPage: false,
     maxRounds,
-    searchable: TOOL_SEARCHABLE,
+    searchable: searchableWith(input.tools),
   });
   const first = countToolCalls(input.messages);
   const message: Message = {

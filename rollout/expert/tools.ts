@@ -8,6 +8,8 @@ const SEARCH_TOOLS: Record<string, string> = {
   Condition: "fhir_condition_search",
   Procedure: "fhir_procedure_search",
   MedicationRequest: "fhir_medication_request_search",
+  // Not in every tool set: used only when the environment offers it (see searchableWith).
+  ServiceRequest: "fhir_service_request_search",
 };
 const CREATE_TOOLS: Record<string, string> = {
   Observation: "fhir_vitals_create",
@@ -15,7 +17,12 @@ const CREATE_TOOLS: Record<string, string> = {
   ServiceRequest: "fhir_service_request_create",
 };
 
-export const TOOL_SEARCHABLE: ReadonlySet<string> = new Set(Object.keys(SEARCH_TOOLS));
+/** Resource types the offered tools can search (all known search tools when the list is not given). */
+export function searchableWith(tools: unknown[] | undefined): ReadonlySet<string> {
+  const offered = tools?.map((t) => (t as { function?: { name?: unknown } })?.function?.name).filter((n): n is string => typeof n === "string");
+  const names = offered ? new Set(offered) : new Set(Object.values(SEARCH_TOOLS).filter((n) => n !== SEARCH_TOOLS.ServiceRequest));
+  return new Set(Object.entries(SEARCH_TOOLS).flatMap(([type, name]) => (names.has(name) ? [type] : [])));
+}
 
 /** Search parameters the tools take (the server's own `_count` is not a tool argument). */
 const TOOL_PARAMS = new Set(["family", "given", "birthdate", "identifier", "patient", "code", "date", "category", "status"]);
