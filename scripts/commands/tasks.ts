@@ -1,5 +1,177 @@
+// `ehrgym tasks generate|stats`: generate branch-balanced task sets on any population; show balance.
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
+import { z } from "zod";
+import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
+import { collect, parseOptions, UsageError } from "./common.ts";
+import { openStore } from "./fhir.ts";
+
+const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
+const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const Fractions = z
+  .string()
+  .transform((s) => s.split(",").map((x) => Number(x.trim())))
+  .refine((xs) => xs.length === 3 && xs.every((x) => Number.isFinite(x) && x >= 0) && xs.some((x) => x > 0), {
+    message: "expected three non-negative numbers like 0.8,0.1,0.1",
+  })
+  .transform((xs) => xs as [number, number, number]);
+
+export const GenerateTaskOptions = z
+  .object({
+    suite: z.enum(["mab-v1", "mab-v2", "all"]).default("all"),
+    perType: intFlag(1, 1_000_000).default(50),
+    out: z.string().min(1, "an output path is required"),
+    seed: intFlag(0, 2 ** 31 - 1).default(1),
+    data: existingDir.optional(),
+    synthetic: z.boolean().optional(),
+    patients: intFlag(1, 100_000).optional(),
+    ehrSeed: intFlag(0, 2 ** 31 - 1).optional(),
+    excludeMrnsFrom: z.array(existingFile).default([]),
+    split: z.enum(["train", "val", "test"]).optional(),
+    splitFractions: Fractions.optional(),
+    like: z.array(existingFile).default([]),
+    types: z.string().optional(),
+  })
+  .strict();
+export type GenerateTaskOptions = z.infer<typeof GenerateTaskOptions>;
+
+/** MRNs named by a task file (eval_MRN) or an MRN list (one per line, # comments). */
+export function readMrns(path: string): string[] {
+  const text = readFileSync(path, "utf8");
+  const head = text.trimStart()[0];
+  if (head === "[" || head === "{") {
+    try {
+      return parseTaskFile(text, { source: path })
+        .map((t) => t.eval_MRN)
+        .filter((m): m is string => m !== undefined);
+    } catch (e) {
+      if (e instanceof TaskFileError) throw new UsageError(`--exclude-mrns-from: ${e.message}`);
+      throw e;
+    }
+  }
+  const mrns: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    const s = line.replace(/#.*/, "").trim();
+    if (!s) return;
+    if (!/^[A-Za-z0-9\-.]{1,64}$/.test(s)) throw new UsageError(`--exclude-mrns-from: ${path}:${i + 1}: not an MRN: ${JSON.stringify(s)}`);
+    mrns.push(s);
+  });
+  return mrns;
+}
+
+function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
+  const target = resolve(path);
+  mkdirSync(dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
+    renameSync(tmp, target);
+  } catch (e) {
+    if (existsSync(tmp)) unlinkSync(tmp);
+    throw e;
+  }
+}
+
+export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
+  if (o.data && o.synthetic) throw new UsageError("--data cannot be combined with --synthetic");
+  if (o.data && (o.patients !== undefined || o.ehrSeed !== undefined)) throw new UsageError("--patients and --ehr-seed need --synthetic (not --data)");
+  const suites: Suite[] = o.suite === "all" ? ["mab-v1", "mab-v2"] : [o.suite];
+  const like: Task[] = [];
+  for (const f of o.like) {
+    try {
+      like.push(...loadTaskFile(f));
+    } catch (e) {
+      if (e instanceof TaskFileError) throw new UsageError(`--like: ${e.message}`);
+      throw e;
+    }
+  }
+  const exclude = new Set(o.excludeMrnsFrom.flatMap(readMrns));
+  const types = o.types?.split(",").map((t) => t.trim()).filter(Boolean);
+  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.ehrSeed, patients: o.patients });
+  const tasks: Task[] = [];
+  const t0 = performance.now();
+  for (const suite of suites) {
+    tasks.push(
+      ...generateTasks(store, {
+        suite,
+        perType: o.perType,
+        seed: o.seed,
+        excludeMrns: exclude,
+        ...(types ? { types } : {}),
+        ...(o.split ? { split: o.split } : {}),
+        ...(o.splitFractions ? { splitFractions: o.splitFractions } : {}),
+        ...(like.length ? { like } : {}),
+        onProgress: (done, total, type) => {
+          const s = (performance.now() - t0) / 1000;
+          process.stderr.write(`\r${suite}: ${done}/${total} types (${type}), ${s.toFixed(1)} s   `);
+        },
+      }),
+    );
+    process.stderr.write("\n");
+  }
+  if (tasks.length === 0) throw new UsageError("no tasks could be generated (empty population after --exclude-mrns-from / --split?)");
+  writeJsonlAtomic(o.out, tasks);
+  process.stderr.write(`wrote ${tasks.length} tasks to ${o.out}\n`);
+  return tasks;
+}
+
+/** Counts per suite/type/branch. */
+export function taskStats(tasks: readonly Task[]): string {
+  const rows = new Map<string, Map<string, number>>();
+  for (const t of tasks) {
+    const key = `${t.suite}/${t.type}`;
+    const m = rows.get(key) ?? new Map<string, number>();
+    m.set(t.branch ?? "(none)", (m.get(t.branch ?? "(none)") ?? 0) + 1);
+    rows.set(key, m);
+  }
+  const num = (k: string) => Number(/task(\d+)/.exec(k)?.[1] ?? 0) + (k.includes("/v2_") ? 100 : 0);
+  const keys = [...rows.keys()].sort((a, b) => a.split("/")[0]!.localeCompare(b.split("/")[0]!) || num(a) - num(b));
+  const lines = [`${tasks.length} tasks`];
+  for (const k of keys) {
+    const m = rows.get(k)!;
+    const total = [...m.values()].reduce((a, b) => a + b, 0);
+    lines.push(`${k.padEnd(18)} ${String(total).padStart(6)}  ${[...m].map(([b, n]) => `${b}=${n}`).join("  ")}`);
+  }
+  return lines.join("\n");
+}
 
 export function registerTasks(program: Command): void {
-  void program;
+  const tasks = program.command("tasks").description("task sets: generate branch-balanced tasks, show their balance");
+  tasks
+    .command("generate")
+    .description("generate tasks of one or both suites on a population (JSONL)")
+    .option("--suite <suite>", "mab-v1 | mab-v2 | all", "all")
+    .option("--per-type <n>", "tasks per task type", "50")
+    .requiredOption("--out <file>", "output JSONL file")
+    .option("--seed <n>", "task seed", "1")
+    .option("--data <dir>", "load every *.ndjson of this folder as the population")
+    .option("--synthetic", "use the synthetic EHR (default when --data is absent)")
+    .option("--patients <n>", "synthetic population size")
+    .option("--ehr-seed <n>", "synthetic EHR seed")
+    .option("--exclude-mrns-from <file>", "hold out MRNs of a task file or an MRN list (repeatable)", collect, [])
+    .option("--split <name>", "train | val | test: keep only patients of this split")
+    .option("--split-fractions <a,b,c>", "train,val,test fractions (default 0.8,0.1,0.1)")
+    .option("--like <file>", "take the wording from an official task file (repeatable)", collect, [])
+    .option("--types <list>", "only these task types, comma-separated")
+    .action(async (raw: Record<string, unknown>) => {
+      await runGenerate(parseOptions(GenerateTaskOptions, raw));
+    });
+  tasks
+    .command("stats")
+    .description("counts per suite / type / branch of a task file")
+    .argument("<file>", "task file (JSONL or an official JSON array)")
+    .action((file: string) => {
+      if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`<file>: no such file: ${JSON.stringify(file)}`);
+      let list: Task[];
+      try {
+        list = loadTaskFile(file);
+      } catch (e) {
+        if (e instanceof TaskFileError) throw new UsageError(e.message);
+        throw e;
+      }
+      process.stdout.write(`${taskStats(list)}\n`);
+    });
 }
