@@ -78,7 +78,9 @@ function serverCpu(child: ChildProcess): Promise<number> {
 
 function startChild(): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url)], {
+    // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
+    const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
+    const child = spawn(process.execPath, [...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
       env: { ...process.env, [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -188,13 +190,19 @@ export async function run(): Promise<void> {
         ...(format === "json" ? { target: `>= ${targetRate.toLocaleString("en-US")}`, ok: rate >= targetRate } : {}),
       });
       console.log(`  closed loop: step p50 ${percentile(closedSorted, 50).toFixed(1)} ms, p99 ${percentile(closedSorted, 99).toFixed(1)} ms (queueing: latency = episodes / rate), server CPU ${(cpuShare * 100).toFixed(0)}% of a core`);
+      const pacedCpu0 = await serverCpu(child);
+      const clientCpu0 = process.cpuUsage();
       const paced = await load(url, workload, format, SECONDS, thinkMs);
+      const pacedServerShare = ((await serverCpu(child)) - pacedCpu0) / (paced.elapsed * 1000);
+      const clientCpu = process.cpuUsage(clientCpu0);
+      const clientShare = (clientCpu.user + clientCpu.system) / 1000 / (paced.elapsed * 1000);
       const sorted = paced.latencies.sort((a, b) => a - b);
       const p99 = percentile(sorted, 99);
       const pacedRate = paced.steps / paced.elapsed;
       report({ name: `reward server steps/s, ${format}, ${CONCURRENCY} concurrent episodes paced at ${targetRate.toLocaleString("en-US")}/s offered`, value: pacedRate, unit: "steps/s" });
       report({ name: `reward server step p50, ${format}, paced`, value: percentile(sorted, 50), unit: "ms" });
       report({ name: `reward server step p99, ${format}, paced`, value: p99, unit: "ms", target: "<= 20", ok: p99 <= 20 });
+      console.log(`  paced: server CPU ${(pacedServerShare * 100).toFixed(0)}%, load generator CPU ${(clientShare * 100).toFixed(0)}% of a core`);
       const errors = closed.errors + paced.errors;
       report({ name: `reward server errors, ${format}`, value: errors, unit: "errors", target: "0", ok: errors === 0 });
       const firstError = closed.firstError ?? paced.firstError;

@@ -209,7 +209,7 @@ describe("reward server: bad input and limits", () => {
   it("answers unknown episodes and routes with 404, other replicas' ids by name, wrong methods with 405", async () => {
     const { url } = await start({ replicaId: "east1" });
     expect((await call(url, "POST", "/v1/episodes/east1-nope/step", { action: "x" })).status).toBe(404);
-    const foreign = await call(url, "GET", "/v1/episodes/west2-abc");
+    const foreign = await call(url, "GET", "/v1/episodes/west2-0f8e2c1a-9b7d-4e3f-a1b2-c3d4e5f60718");
     expect(foreign.status).toBe(404);
     expect(foreign.json.error).toContain('replica "west2"');
     expect((await call(url, "GET", "/v2/nothing")).status).toBe(404);
