@@ -25,6 +25,8 @@ export interface RegistryOptions {
   maxEpisodes: number;
   /** Episodes untouched this long are dropped; 0 disables. */
   idleTtlMs: number;
+  /** Finished episodes are kept this long after their last request (for GET), then dropped; 0: like idleTtlMs. */
+  finishedTtlMs?: number;
   /** Prefix of every episode id, so a load balancer can route by id. */
   replicaId: string;
   onEvict?: (episode: Episode) => void;
@@ -39,8 +41,9 @@ export class EpisodeRegistry {
 
   constructor(private readonly options: RegistryOptions) {
     this.prefix = `${options.replicaId}-`;
-    if (options.idleTtlMs > 0) {
-      this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(options.idleTtlMs / 2, 30_000)));
+    const ttls = [options.idleTtlMs, options.finishedTtlMs ?? 0].filter((t) => t > 0);
+    if (ttls.length > 0) {
+      this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(Math.min(...ttls) / 2, 30_000)));
       this.sweeper.unref();
     }
   }
@@ -112,12 +115,14 @@ export class EpisodeRegistry {
 
   /** Drop every episode idle longer than the TTL. Map order is creation order, not idleness, so scan all. */
   sweep(now = Date.now()): void {
-    if (this.options.idleTtlMs <= 0) return;
+    if (this.options.idleTtlMs <= 0 && !this.options.finishedTtlMs) return;
     for (const episode of this.episodes.values()) if (this.expired(episode, now)) this.evict(episode);
   }
 
   private expired(episode: Episode, now: number): boolean {
-    return this.options.idleTtlMs > 0 && now - episode.lastUsed > this.options.idleTtlMs;
+    const idle = now - episode.lastUsed;
+    if (episode.done && this.options.finishedTtlMs && idle > this.options.finishedTtlMs) return true;
+    return this.options.idleTtlMs > 0 && idle > this.options.idleTtlMs;
   }
 
   private evict(episode: Episode): void {

@@ -14,6 +14,8 @@ export interface RewardServerOptions {
   maxEpisodes?: number;
   /** Drop episodes untouched this long (default 10 minutes; 0 disables). */
   idleTtlMs?: number;
+  /** Keep finished episodes this long after their last request, for GET (default 60 s; 0: until the idle TTL). */
+  finishedTtlMs?: number;
   /** Largest accepted request body (default 8 MiB). */
   maxBodyBytes?: number;
   /** Require `Authorization: Bearer <token>` on everything but /healthz. */
@@ -31,7 +33,7 @@ export interface RewardServer {
   close(): Promise<void>;
 }
 
-export const DEFAULTS = { maxEpisodes: 4096, idleTtlMs: 600_000, maxBodyBytes: 8 * 1024 * 1024, replicaId: "r0" } as const;
+export const DEFAULTS = { maxEpisodes: 4096, idleTtlMs: 600_000, finishedTtlMs: 60_000, maxBodyBytes: 8 * 1024 * 1024, replicaId: "r0" } as const;
 
 export function createRewardServer(options: RewardServerOptions): RewardServer {
   const replicaId = options.replicaId ?? DEFAULTS.replicaId;
@@ -40,6 +42,7 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
   const registry = new EpisodeRegistry({
     maxEpisodes: options.maxEpisodes ?? DEFAULTS.maxEpisodes,
     idleTtlMs: options.idleTtlMs ?? DEFAULTS.idleTtlMs,
+    finishedTtlMs: options.finishedTtlMs ?? DEFAULTS.finishedTtlMs,
     replicaId,
     onEvict: () => {
       if (metrics) metrics.episodesEvicted++;

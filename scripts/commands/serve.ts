@@ -32,6 +32,7 @@ export const ServeOptions = z
     writes: z.enum(["execute", "record"]).default("execute"),
     maxEpisodes: intFlag(1, 10_000_000).default(DEFAULTS.maxEpisodes),
     idleTtl: z.coerce.number().min(0).default(DEFAULTS.idleTtlMs / 1000),
+    finishedTtl: z.coerce.number().min(0).default(DEFAULTS.finishedTtlMs / 1000),
     maxBody: intFlag(1024, 1024 ** 3).default(DEFAULTS.maxBodyBytes),
     token: z.string().min(1).optional(),
     replicaId: z.string().regex(/^[A-Za-z0-9_.]+$/, "letters, digits, _ and . only").default(DEFAULTS.replicaId),
@@ -74,6 +75,7 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
     backend: medAgentBackend(config, tasks),
     maxEpisodes: o.maxEpisodes,
     idleTtlMs: Math.round(o.idleTtl * 1000),
+    finishedTtlMs: Math.round(o.finishedTtl * 1000),
     maxBodyBytes: o.maxBody,
     token: token || undefined,
     replicaId: o.replicaId,
@@ -125,6 +127,7 @@ export function registerServe(program: Command): void {
     .option("--writes <mode>", "execute | record", "execute")
     .option("--max-episodes <n>", "episodes kept at once", String(DEFAULTS.maxEpisodes))
     .option("--idle-ttl <seconds>", "drop episodes idle this long (0: never)", String(DEFAULTS.idleTtlMs / 1000))
+    .option("--finished-ttl <seconds>", "keep finished episodes for GET this long (0: until --idle-ttl)", String(DEFAULTS.finishedTtlMs / 1000))
     .option("--max-body <bytes>", "largest request body", String(DEFAULTS.maxBodyBytes))
     .option("--token <token>", "require Authorization: Bearer <token> (default: $EHRGYM_TOKEN)")
     .option("--replica-id <id>", "episode id prefix for sticky routing across replicas", DEFAULTS.replicaId)

@@ -263,6 +263,17 @@ describe("reward server: bad input and limits", () => {
     expect(backend.closed).toBe(1);
   });
 
+  it("drops finished episodes after the finished TTL while running ones stay", async () => {
+    const { url, server } = await start({ finishedTtlMs: 40, idleTtlMs: 0 });
+    const done = (await call(url, "POST", "/v1/episodes", { task_id: fixtureTasks[0]!.id })).json.episode_id;
+    const running = (await call(url, "POST", "/v1/episodes", { task_id: fixtureTasks[0]!.id })).json.episode_id;
+    await call(url, "POST", `/v1/episodes/${done}/step`, { action: "FINISH([])" });
+    await new Promise((r) => setTimeout(r, 150));
+    server.registry.sweep();
+    expect((await call(url, "GET", `/v1/episodes/${done}`)).status).toBe(404);
+    expect((await call(url, "GET", `/v1/episodes/${running}`)).status).toBe(200);
+  });
+
   it("answers 500 when the env throws, closes that episode, and stays up", async () => {
     const { url } = await start();
     const id = (await call(url, "POST", "/v1/episodes", { task_id: fixtureTasks[0]!.id })).json.episode_id;
