@@ -232,6 +232,14 @@ const byType: Record<string, SearchParamDef[]> = {
     token("intent", (r) => codeToken(r.intent, HL7 + "CodeSystem/medicationrequest-intent")),
     token("category", (r) => conceptTokens(r.category)),
     date("authoredon", (r) => dates(dateOf(r.authoredOn))),
+    date("date", (r) => {
+      const out: DateRange[] = [];
+      for (const d of list(r.dosageInstruction)) for (const e of list(obj(obj(d)?.timing)?.event)) {
+        const range = dateOf(e);
+        if (range) out.push(range);
+      }
+      return out;
+    }),
     reference("requester", (r) => referenceValues(r.requester)),
   ],
   Procedure: [
