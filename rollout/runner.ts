@@ -13,7 +13,7 @@ export interface RunOptions extends EpisodeOptions {
   concurrency?: number;
   /** Append each row here and skip tasks already present in it. */
   out?: string;
-  /** Show a progress bar on stderr (default: when stderr is a TTY; counts are printed otherwise). */
+  /** Progress on stderr: true = bar, false = nothing, default = bar on a TTY, else a line every 10%. */
   progress?: boolean;
   onRow?: (row: EpisodeRow) => void;
 }
@@ -61,7 +61,7 @@ export async function runEpisodes(options: RunOptions): Promise<RunResult> {
 }
 
 function makeProgress(total: number, show?: boolean): { tick(passed: number): void; stop(): void } {
-  if (total === 0) return { tick() {}, stop() {} };
+  if (total === 0 || show === false) return { tick() {}, stop() {} };
   if (show ?? process.stderr.isTTY) {
     const bar = new SingleBar({
       stream: process.stderr,

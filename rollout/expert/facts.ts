@@ -31,10 +31,11 @@ export function quoted(task: Task): string | undefined {
   return /["“]([^"”]+)["”]/.exec(task.instruction)?.[1];
 }
 
-/** Name and date of birth of a patient lookup: "name Peter Stafford and DOB of 1932-12-29". */
+/** Name and date of birth of a patient lookup: "name Peter Stafford and DOB of 1932-12-29",
+ *  "patient named Wayne Bartell, born 1966-02-16". */
 export function nameAndDob(task: Task): { given: string; family: string; birthDate: string } {
-  const m = /name\s+(.+?)\s+and\s+DOB\s+of\s+(\d{4}-\d{2}-\d{2})/i.exec(task.instruction);
-  if (!m) throw new Error(`task ${task.id}: no "name ... and DOB of YYYY-MM-DD" in the instruction`);
+  const m = /\bnamed?\s+(.+?)(?:\s*,\s*|\s+and\s+|\s+)(?:born(?:\s+on)?|DOB(?:\s+of)?|date of birth(?:\s+of)?)\s*:?\s*(\d{4}-\d{2}-\d{2})/i.exec(task.instruction);
+  if (!m) throw new Error(`task ${task.id}: no patient name and date of birth in the instruction`);
   const parts = m[1]!.trim().split(/\s+/);
   const family = parts.length > 1 ? parts.pop()! : parts[0]!;
   return { given: parts.join(" "), family, birthDate: m[2]! };

@@ -21,7 +21,7 @@ export function latestValue(ctx: PlanContext, code: string, since = Number.NEGAT
 
 const findPatient: Plan = (ctx) => {
   const { given, family, birthDate } = nameAndDob(ctx.task);
-  const found = ctx.search("Patient", [["given", given], ["family", family], ["birthdate", birthDate]]);
+  const found = ctx.search("Patient", [["given", given.split(" ")[0]!], ["family", family], ["birthdate", birthDate]]);
   // The server's name search is "starts with"; keep only exact name matches.
   const exact = found.filter((p) =>
     ((p.name as { given?: string[]; family?: string }[] | undefined) ?? []).some(

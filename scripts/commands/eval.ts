@@ -129,7 +129,7 @@ export async function runEval(raw: unknown): Promise<number> {
     writes: o.writes,
     concurrency: o.concurrency,
     out: o.out,
-    progress: o.progress && process.stderr.isTTY,
+    ...(o.progress ? {} : { progress: false }),
   });
   const all = await readRows(o.out);
   const summary = summarize(all as never);
