@@ -1,0 +1,94 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseTaskFile } from "../../env/tasks/index.ts";
+
+const cli = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+    const p = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d) => (stdout += d));
+    p.stderr.on("data", (d) => (stderr += d));
+    p.on("close", (status) => done({ status, stdout, stderr }));
+  });
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "ehrgym-cli-tasks-"));
+  const patients: string[] = [];
+  const obs: string[] = [];
+  let id = 100;
+  for (let i = 0; i < 12; i++) {
+    const mrn = `S20000${String(i).padStart(2, "0")}`;
+    patients.push(
+      JSON.stringify({ resourceType: "Patient", id: mrn, identifier: [{ type: { coding: [{ code: "MR" }] }, value: mrn }], name: [{ family: `Fam${i}`, given: [`Giv${i}`] }], birthDate: `19${50 + i}-0${1 + (i % 9)}-1${i % 10}` }),
+    );
+    if (i % 3 !== 0)
+      obs.push(
+        JSON.stringify({
+          resourceType: "Observation",
+          id: String(id++),
+          status: "final",
+          code: { coding: [{ system: "http://loinc.org", code: "K" }], text: "K" },
+          subject: { reference: `Patient/${mrn}` },
+          effectiveDateTime: "2023-11-10T08:00:00+00:00",
+          valueQuantity: { value: i % 3 === 1 ? 3.1 : 4.2, unit: "mmol/L" },
+        }),
+      );
+  }
+  writeFileSync(join(dir, "Patient.ndjson"), patients.join("\n") + "\n");
+  writeFileSync(join(dir, "Observation.ndjson"), obs.join("\n") + "\n");
+  return dir;
+}
+
+describe("ehrgym tasks", () => {
+  it("generate on --data DIR writes balanced JSONL; stats prints the balance; hold-out applies", async () => {
+    const dir = dataDir();
+    const out = join(dir, "out", "tasks.jsonl");
+    const held = join(dir, "held.txt");
+    writeFileSync(held, "# held out\nS2000001\n");
+    const r = await cli("tasks", "generate", "--suite", "mab-v1", "--per-type", "6", "--types", "task9,task1", "--data", dir, "--out", out, "--seed", "3", "--exclude-mrns-from", held);
+    expect(r.stderr).toContain("wrote 12 tasks");
+    expect(r.status).toBe(0);
+    const tasks = parseTaskFile(readFileSync(out, "utf8"));
+    expect(tasks).toHaveLength(12);
+    expect(tasks.some((t) => t.eval_MRN === "S2000001")).toBe(false);
+    const s = await cli("tasks", "stats", out);
+    expect(s.status).toBe(0);
+    expect(s.stdout).toContain("mab-v1/task9");
+    expect(s.stdout).toMatch(/no-k=2\s+k>=3\.5=2\s+k<3\.5=2/);
+  }, 60_000);
+
+  it("bad flags exit 2 naming the flag, and write nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ehrgym-cli-bad-"));
+    const out = join(dir, "t.jsonl");
+    const cases: [string[], RegExp][] = [
+      [["--per-type", "0"], /--per-type/],
+      [["--suite", "mab-v3"], /--suite/],
+      [["--split", "dev"], /--split/],
+      [["--split-fractions", "0.5,0.5"], /--split-fractions/],
+      [["--data", join(dir, "nope")], /--data/],
+      [["--exclude-mrns-from", join(dir, "nope.txt")], /--exclude-mrns-from/],
+      [["--like", join(dir, "nope.json")], /--like/],
+      [["--seed", "-1"], /--seed/],
+    ];
+    mkdirSync(join(dir, "d"));
+    const results = await Promise.all(cases.map(([args]) => cli("tasks", "generate", "--out", out, ...args)));
+    results.forEach((r, i) => {
+      expect(r.status, cases[i]![0].join(" ")).toBe(2);
+      expect(r.stderr).toMatch(cases[i]![1]);
+    });
+    const conflict = await cli("tasks", "generate", "--out", out, "--data", join(dir, "d"), "--synthetic");
+    expect(conflict.status).toBe(2);
+    expect(conflict.stderr).toMatch(/--synthetic/);
+    const stats = await cli("tasks", "stats", join(dir, "missing.jsonl"));
+    expect(stats.status).toBe(2);
+    writeFileSync(join(dir, "broken.jsonl"), '{"id": "task1_1"}\n');
+    const broken = await cli("tasks", "stats", join(dir, "broken.jsonl"));
+    expect(broken.status).toBe(2);
+    expect(broken.stderr).toMatch(/field instruction/);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
