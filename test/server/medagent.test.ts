@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
 import { API_BASE, medAgentTestBackend, type LookupCase } from "./medagent-backend.ts";
@@ -86,6 +87,55 @@ describe("reward server over MedAgentEnv", () => {
     const seenByB = await post(`/v1/episodes/${b}/step`, { action: `GET ${API_BASE}Patient?family=Zzyzxtestfamily` });
     expect(seenByA.json.observation[0].content).toContain('"total": 1');
     expect(seenByB.json.observation[0].content).toContain('"total": 0');
+  });
+});
+
+describe("reward server over MedAgentEnv: fuzzed turns", () => {
+  it("answers random text and tool turns with 200 until the episode ends, then 409", async () => {
+    const c = cases[0]!;
+    const mrn = c.task.sol![0] as string;
+    const resource = fc.constantFrom("Patient", "Observation", "Condition", "MedicationRequest", "Procedure", "Nope", "");
+    const query = fc.array(fc.tuple(fc.constantFrom("patient", "code", "date", "_count", "_sort", "name", "birthdate", "identifier", "category", "we ird&key"), fc.oneof(fc.constant(mrn), fc.string(), fc.constantFrom("ge2023-01-01", "-date", "5000", "GLU", "le", "2023-13-45"))), { maxLength: 4 });
+    const getTurn = fc.tuple(resource, query, fc.boolean()).map(([r, q, base]) => `GET ${base ? API_BASE : "http://elsewhere/"}${r}?${q.map(([k, v]) => `${k}=${v}`).join("&")}`);
+    const postTurn = fc.tuple(resource, fc.oneof(fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), fc.string())).map(([r, body]) => `POST ${API_BASE}${r}\n${body}`);
+    const textTurn = fc.oneof(getTurn, postTurn, fc.string(), fc.string().map((s) => `FINISH(${s})`));
+    const toolCall = fc.record({
+      id: fc.string({ minLength: 1, maxLength: 8 }),
+      type: fc.constant("function"),
+      function: fc.record({
+        name: fc.constantFrom("fhir_patient_search", "fhir_observation_search", "fhir_vitals_create", "finish", "no_such_tool"),
+        arguments: fc.oneof(fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), fc.string(), fc.constant(JSON.stringify({ patient: mrn, code: "GLU" }))),
+      }),
+    });
+    const toolTurn = fc.record({ role: fc.constant("assistant"), content: fc.oneof(fc.constant(null), fc.string()), tool_calls: fc.array(toolCall, { maxLength: 3 }) });
+    const episode = fc.oneof(
+      fc.record({ protocol: fc.constant("text" as const), turns: fc.array(textTurn, { minLength: 1, maxLength: 9 }) }),
+      fc.record({ protocol: fc.constant("tools" as const), turns: fc.array(toolTurn, { minLength: 1, maxLength: 9 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(episode, async ({ protocol, turns }) => {
+        const id = (await post("/v1/episodes", { task_id: c.task.id, protocol })).json.episode_id as string;
+        let done = false;
+        for (const turn of turns) {
+          const r = await post(`/v1/episodes/${id}/step`, protocol === "text" ? { action: turn } : { message: turn });
+          if (done) {
+            expect(r.status).toBe(409);
+            continue;
+          }
+          expect([200, 400], JSON.stringify(r.json)).toContain(r.status);
+          if (r.status === 400) {
+            expect(typeof r.json.error).toBe("string");
+            continue;
+          }
+          expect(Array.isArray(r.json.observation)).toBe(true);
+          expect(r.json.info.status).not.toBe("error");
+          done = r.json.terminated || r.json.truncated;
+        }
+        await fetch(`${url}/v1/episodes/${id}`, { method: "DELETE" });
+      }),
+      { numRuns: 80, seed: 424242 },
+    );
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 });
 
