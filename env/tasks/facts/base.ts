@@ -1,7 +1,7 @@
 // Reading the base data the way the official graders do (a patient's resources filtered by a
 // code token, at most 5000, in id order), as Python values so that every access raises where
 // the official Python would.
-import type { FhirReader } from "../../fhir/index.ts";
+import { FhirError, type FhirReader, type FhirResource } from "../../fhir/index.ts";
 import { at, fromIsoformat, fromJs, getItem, pyGet, truthy, type Py, type PyDatetime, PyDict, PyError, typeName } from "../python/index.ts";
 
 export const MAX_COUNT = 5000;
@@ -19,7 +19,14 @@ export function fetchResources(reader: FhirReader, type: string, mrn: string, op
   if (opts.codes) params.push(`code=${opts.codes.map(encodeURIComponent).join(",")}`);
   if (opts.status !== undefined) params.push(`status=${encodeURIComponent(opts.status)}`);
   params.push(`_count=${MAX_COUNT}`);
-  const hits = reader.search(type, params.join("&")).resources;
+  let hits: FhirResource[];
+  try {
+    hits = reader.search(type, params.join("&")).resources;
+  } catch (e) {
+    // The official grader's GET would fail and its JSON handling raise: a failed grade, not a crash.
+    if (e instanceof FhirError) throw new PyError("HTTPError", `${e.status} on ${type}?${params.join("&")}: ${e.diagnostics}`);
+    throw e;
+  }
   return hits.slice(0, MAX_COUNT).map((res) => fromJs(res) as PyDict);
 }
 

@@ -1,5 +1,5 @@
 // The data computations of the mab-v1 graders (one implementation shared by graders and branches).
-import type { FhirReader } from "../../fhir/index.ts";
+import { FhirError, type FhirReader } from "../../fhir/index.ts";
 import { addUs, at, dtCmp, fromIsoformat, type Py, type PyDatetime, PyError, HOUR_US, toJs } from "../python/index.ts";
 import { fetchResources, parseTime } from "./base.ts";
 
@@ -40,7 +40,13 @@ export function hoursBefore(now: string, hours: number): PyDatetime {
 
 /** birthDate of the first Patient found by identifier (KeyError/IndexError when none, like the official grader). */
 export function birthDate(reader: FhirReader, mrn: string): string {
-  const hits = reader.search("Patient", `identifier=${encodeURIComponent(mrn)}`);
+  let hits;
+  try {
+    hits = reader.search("Patient", `identifier=${encodeURIComponent(mrn)}`);
+  } catch (e) {
+    if (e instanceof FhirError) throw new PyError("HTTPError", `${e.status} on Patient?identifier=${mrn}: ${e.diagnostics}`);
+    throw e;
+  }
   const first = hits.resources[0];
   if (!first) throw new PyError("KeyError", "'entry' (no Patient with this identifier)");
   const dob = first.birthDate;
