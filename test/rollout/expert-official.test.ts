@@ -6,7 +6,7 @@ import { generateStore } from "../../env/ehr/index.ts";
 import type { EnvConfig } from "../../env/core/index.ts";
 import { loadTaskFile, type Task } from "../../env/tasks/index.ts";
 import { describeShared, sharedFile } from "../helpers/shared.ts";
-import { envConfig, explain, play } from "./world.ts";
+import { blindToExistingOrders, envConfig, explain, offeredTools, play } from "./world.ts";
 
 describeShared("expert on the official task files", () => {
   let config: EnvConfig;
@@ -43,15 +43,9 @@ describeShared("expert on the official task files", () => {
 
   it("new_patient_tasks_v2.json (tools): 300/300 when a ServiceRequest search tool is offered, else only catheter tasks with an existing removal order fail", async () => {
     const rows = await play(config, v2, "tools");
-    const { tools } = await new (await import("../../env/core/index.ts")).MedAgentEnv(config).reset({ task: v2[0]!, protocol: "tools" });
-    const offersOrderSearch = (tools ?? []).some((t) => (t as { function: { name: string } }).function.name === "fhir_service_request_search");
+    const tools = await offeredTools(config, v2[0]!);
     const failed = rows.filter((r) => r.reward !== 1);
-    if (offersOrderSearch) expect(failed.length, explain(rows)).toBe(0);
-    else {
-      // PROTOCOL.md's tool list has no ServiceRequest search: an active removal order is invisible,
-      // so the expert orders a removal that the grader (rightly) calls unnecessary.
-      expect(failed.every((r) => r.type === "task4" && r.checks.some((c) => !c.ok && /no removal order is needed/.test(c.detail))), explain(rows)).toBe(true);
-      expect(rows.length - failed.length).toBeGreaterThanOrEqual(290);
-    }
+    expect(failed.filter((r) => !blindToExistingOrders(r, tools)), explain(rows)).toEqual([]);
+    expect(rows.length - failed.length).toBeGreaterThanOrEqual(290);
   }, 120_000);
 });
