@@ -122,19 +122,22 @@ function call(agent: Agent, base: URL, method: string, path: string, body: unkno
   });
 }
 
-/** Runs CONCURRENCY episode loops for `seconds`. `thinkMs` > 0 paces each loop like a trainer waiting
- *  on its model between steps (uniform jitter in [0.5, 1.5] x thinkMs); 0 is a closed loop. */
-async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number): Promise<Stats & { elapsed: number }> {
+/** Runs CONCURRENCY episode loops for `settle` + `seconds`; only steps that start after the settling
+ *  second count. `thinkMs` > 0 paces each loop like a trainer waiting on its model between steps
+ *  (uniform jitter in [0.5, 1.5] x thinkMs, staggered starts); 0 is a closed loop. */
+async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number, settle = 1): Promise<Stats & { elapsed: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const base = new URL(url);
   const stats: Stats = { steps: 0, errors: 0, latencies: [] };
-  const deadline = performance.now() + seconds * 1000;
+  const measureFrom = performance.now() + settle * 1000;
+  const deadline = measureFrom + seconds * 1000;
   const fail = (what: string) => {
     stats.errors++;
     stats.firstError ??= what;
   };
   const worker = async (w: number) => {
     let n = w;
+    if (thinkMs > 0) await sleep(Math.random() * thinkMs);
     while (performance.now() < deadline) {
       const taskId = workload.tasks[n++ % workload.tasks.length]!;
       try {
@@ -149,9 +152,10 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
           if (performance.now() >= deadline) break;
           const t0 = performance.now();
           const r = await call(agent, base, "POST", `/v1/episodes/${id}/step`, { action: turn }, format);
-          stats.latencies.push(performance.now() - t0);
+          const counted = t0 >= measureFrom;
+          if (counted) stats.latencies.push(performance.now() - t0);
           if (r.status !== 200 || r.value.info?.status === "error") fail(`step ${r.status}: ${JSON.stringify(r.value).slice(0, 200)}`);
-          else stats.steps++;
+          else if (counted) stats.steps++;
           if (r.value.terminated || r.value.truncated) break;
         }
         const d = await call(agent, base, "DELETE", `/v1/episodes/${id}`, undefined, format);
@@ -161,9 +165,8 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
       }
     }
   };
-  const started = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker(i)));
-  const elapsed = (performance.now() - started) / 1000;
+  const elapsed = (deadline - measureFrom) / 1000;
   agent.destroy();
   return { ...stats, elapsed };
 }
@@ -177,7 +180,7 @@ export async function run(): Promise<void> {
   const thinkMs = (CONCURRENCY / targetRate) * 1000;
   try {
     for (const format of ["json", "msgpack"] as const) {
-      await load(url, workload, format, WARMUP_SECONDS, 0);
+      await load(url, workload, format, WARMUP_SECONDS, 0, 0);
       const cpu0 = await serverCpu(child);
       const closed = await load(url, workload, format, SECONDS, 0);
       const cpuShare = ((await serverCpu(child)) - cpu0) / (closed.elapsed * 1000);
