@@ -130,6 +130,28 @@ const ResetOptionsSchema = z.object({
   writes: WritesMode.optional(),
 });
 
+type ParsedReset = { protocol: Protocol; maxRounds?: number; writes?: WritesMode };
+
+/** The common well-formed case is checked by hand (a cold zod parse costs tens of microseconds, more than
+ *  the whole reset); anything else goes through the zod schema, which decides and names the bad field. */
+function parseResetOptions(o: ResetOptions): ParsedReset {
+  const m = o.maxRounds;
+  if (
+    (o.protocol === undefined || o.protocol === "text" || o.protocol === "tools") &&
+    (m === undefined || (Number.isInteger(m) && m >= 1 && m <= 10_000)) &&
+    (o.writes === undefined || o.writes === "execute" || o.writes === "record") &&
+    (o.taskId === undefined || (typeof o.taskId === "string" && o.taskId.length > 0))
+  ) {
+    return { protocol: o.protocol ?? "text", maxRounds: m, writes: o.writes };
+  }
+  const parsed = ResetOptionsSchema.safeParse(o);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new EnvInputError(`invalid reset option ${issue.path.join(".") || "(options)"}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
 interface Episode {
   task: Task;
   protocol: Protocol;
@@ -164,16 +186,12 @@ export class MedAgentEnv {
   }
 
   async reset(options: ResetOptions): Promise<ResetResult> {
-    const parsed = ResetOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new EnvInputError(`invalid reset option ${issue.path.join(".") || "(options)"}: ${issue.message}`);
-    }
+    const parsed = parseResetOptions(options);
     const task = options.task ?? (options.taskId !== undefined ? this.config.task(options.taskId) : undefined);
     if (!task) throw new EnvInputError(options.taskId !== undefined ? `unknown task id ${JSON.stringify(options.taskId)}` : "reset needs a task or a taskId");
     await this.close();
     const cfg = this.config;
-    const protocol = parsed.data.protocol;
+    const protocol = parsed.protocol;
     const messages: Message[] = [];
     let tools: unknown[] | undefined;
     if (protocol === "text") messages.push({ role: "user", content: cfg.textPrompt.render(task.context, task.instruction) });
@@ -185,8 +203,8 @@ export class MedAgentEnv {
     const ep: Episode = {
       task,
       protocol,
-      maxRounds: parsed.data.maxRounds ?? cfg.maxRounds,
-      writes: parsed.data.writes ?? cfg.writes,
+      maxRounds: parsed.maxRounds ?? cfg.maxRounds,
+      writes: parsed.writes ?? cfg.writes,
       conn: await cfg.backend.open(),
       messages,
       actions: [],

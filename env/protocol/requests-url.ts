@@ -27,8 +27,13 @@ const HOST_PORT_RE = /^((?:[^\[\]%:/?#]|%[a-fA-F0-9]{2})*|\[[^\]]*\])(?::0*?(|0|
 const DEFAULT_PORT: Record<string, number> = { http: 80, https: 443 };
 const utf8 = new TextEncoder();
 
+// Fast paths: components made only of allowed characters (and well-formed uppercase escapes) pass unchanged.
+const PATH_OK = /^(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-F]{2})*$/;
+const QUERY_OK = /^(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-F]{2})*$/;
+
 /** urllib3 `_encode_invalid_chars`: percent-encode bytes outside `allowed`, keep valid existing escapes. */
-function encodeInvalidChars(component: string, allowed: Set<string>): string {
+function encodeInvalidChars(component: string, allowed: Set<string>, ok: RegExp): string {
+  if (ok.test(component)) return component;
   let escapes = 0;
   const normalized = component.replace(/%[a-fA-F0-9]{2}/g, (m) => {
     escapes++;
@@ -49,6 +54,7 @@ function encodeInvalidChars(component: string, allowed: Set<string>): string {
 
 /** RFC 3986 remove_dot_segments as urllib3 implements it. */
 function removeDotSegments(path: string): string {
+  if (!path.includes("/.") && !path.startsWith(".")) return path;
   const output: string[] = [];
   for (const seg of path.split("/")) {
     if (seg === ".") continue;
@@ -60,20 +66,22 @@ function removeDotSegments(path: string): string {
   return output.join("/");
 }
 
-const QUOTE_ALWAYS_SAFE = new Set(UNRESERVED);
+const SAFE_WITH_PERCENT = new Set(UNRESERVED + "!#$%&'()*+,/:;=?@[]~");
+const SAFE_WITHOUT_PERCENT = new Set(UNRESERVED + "!#$&'()*+,/:;=?@[]~");
 /** urllib.parse.quote(s, safe) over UTF-8. */
-function quote(s: string, safe: string): string {
-  const ok = new Set([...QUOTE_ALWAYS_SAFE, ...safe]);
+function quote(s: string, safe: Set<string>): string {
   let out = "";
   for (const b of utf8.encode(s)) {
     const ch = String.fromCharCode(b);
-    out += b < 128 && ok.has(ch) ? ch : "%" + b.toString(16).toUpperCase().padStart(2, "0");
+    out += b < 128 && safe.has(ch) ? ch : "%" + b.toString(16).toUpperCase().padStart(2, "0");
   }
   return out;
 }
 
+const REQUOTE_NOOP = /^[A-Za-z0-9._~!#$&'()*+,/:;=?@[\]-]*$/;
 /** requests.utils.requote_uri. */
 function requoteUri(uri: string): string {
+  if (REQUOTE_NOOP.test(uri)) return uri;
   const parts = uri.split("%");
   let invalid = false;
   for (let i = 1; i < parts.length; i++) {
@@ -87,8 +95,8 @@ function requoteUri(uri: string): string {
       parts[i] = UNRESERVED.includes(c) ? c + parts[i]!.slice(2) : "%" + parts[i];
     } else parts[i] = "%" + parts[i];
   }
-  if (invalid) return quote(uri, "!#$&'()*+,/:;=?@[]~");
-  return quote(parts.join(""), "!#$%&'()*+,/:;=?@[]~");
+  if (invalid) return quote(uri, SAFE_WITHOUT_PERCENT);
+  return quote(parts.join(""), SAFE_WITH_PERCENT);
 }
 
 /** requests' PreparedRequest.prepare_url + adapter lookup, for http(s) URLs. */
@@ -117,9 +125,9 @@ export function prepareRequestsUrl(rawUrl: string): PrepareResult {
   let path = rawPath ?? "";
   let query = rawQuery ?? null;
   let fragment = rawFragment ?? null;
-  if (normalize && path) path = encodeInvalidChars(removeDotSegments(path), PATH_CHARS);
-  if (normalize && query) query = encodeInvalidChars(query, QUERY_CHARS);
-  if (normalize && fragment) fragment = encodeInvalidChars(fragment, QUERY_CHARS);
+  if (normalize && path) path = encodeInvalidChars(removeDotSegments(path), PATH_CHARS, PATH_OK);
+  if (normalize && query) query = encodeInvalidChars(query, QUERY_CHARS, QUERY_OK);
+  if (normalize && fragment) fragment = encodeInvalidChars(fragment, QUERY_CHARS, QUERY_OK);
   if (!scheme) {
     return { ok: false, error: `Invalid URL ${pyRepr(url)}: No scheme supplied. Perhaps you meant https://${url}?` };
   }
