@@ -129,25 +129,24 @@ export const GENERIC: MutationCase[] = [
   },
   {
     name: "answer numbers as strings",
-    rule: "answer == ref with Python == ('1.8' != 1.8); not checked where the rule ignores the answer; v2 task3 accepts \"-1\" for none",
+    rule: "answer == ref with Python == ('1.8' != 1.8); not checked where the rule ignores the answer; v2 task3 reads each element as a number (\"-1\" is none, numeric strings count)",
     when: (t) => hasNumber(t),
     apply: (t) => answer(t, mapNumbers(t.answer, (n) => String(n))),
-    expect: (t) => {
-      if (!answerChecked(t)) return 1;
-      if (key(t) === "mab-v2/task3") return t.answer.every((x) => x === -1) ? 1 : 0;
-      return 0;
-    },
+    expect: (t) => (!answerChecked(t) || key(t) === "mab-v2/task3" ? 1 : 0),
   },
   {
     name: "the word POST inside the FINISH text",
-    rule: "hasPost = any agent turn contains 'POST' (text protocol quirk); accepted POSTs need the env's 'POST request accepted' reply",
-    when: (t) => !isVariant(t) || posted(t),
+    rule: "hasPost = any turn contains 'POST', so no-POST rules fail; and the official post extraction reads the message after every turn containing POST — the FINISH turn has none, so the official grader raises (verdict false) on action rules too",
+    when: always,
     apply: (t) => answer(t, ["POST orders reviewed"]),
-    expect: (t) => {
-      if (answerChecked(t)) return 0;
-      if (silent(t)) return silentRuleIsHasPost(t) ? 0 : 1;
-      return 1;
-    },
+    expect: () => 0,
+  },
+  {
+    name: "a GET whose URL contains POST before FINISH",
+    rule: "hasPost = any turn contains 'POST' (fails 'no POST' rules); the turn's reply is not 'POST request accepted', so it is no accepted POST ('no accepted posts' rules and order checks are unchanged)",
+    when: (t) => t.turns.length < 8 && (!isVariant(t) || posted(t)),
+    apply: (t) => [...t.turns.slice(0, -1), `GET http://localhost:8080/fhir/Observation?code=POSTOP&patient=${t.task.eval_MRN ?? "S0000001"}`, t.turns[t.turns.length - 1]!],
+    expect: (t) => (posted(t) ? 1 : silentRuleIsHasPost(t) ? 0 : 1),
   },
   {
     name: "empty answer []",
@@ -297,7 +296,7 @@ export const SPECIFIC: Record<string, Specific[]> = {
   "mab-v2/task2": [
     { name: "heparin order without the 5000 dose", rule: "needCreate -> an accepted active MedicationRequest whose blob has heparin and 5000", when: (t) => postBodies(t).some((b) => b.status === "active"), apply: (t) => editPosts(t, (b) => b.status === "active", (b) => (b.medicationCodeableConcept = { text: "heparin injection" }, b.dosageInstruction = [])), expect: () => 0 },
     { name: "duplicates cancelled instead of stopped", rule: "needStops -> a MedicationRequest with status in stopped/cancelled/completed/entered-in-error", when: (t) => postBodies(t).some((b) => b.status === "stopped"), apply: (t) => editPosts(t, (b) => b.status === "stopped", (b) => (b.status = "cancelled")), expect: () => 1 },
-    { name: "duplicates put on hold", rule: "on-hold is not a stopping status", when: (t) => postBodies(t).some((b) => b.status === "stopped"), apply: (t) => editPosts(t, (b) => b.status === "stopped", (b) => (b.status = "on-hold")), expect: () => 0 },
+    { name: "duplicates put on hold", rule: "needStops (two or more anticoagulants): on-hold is not a stopping status", when: (t) => /stop/.test(t.task.branch ?? "") && postBodies(t).some((b) => b.status === "stopped"), apply: (t) => editPosts(t, (b) => b.status === "stopped", (b) => (b.status = "on-hold")), expect: () => 0 },
   ],
   "mab-v2/task3": [
     { name: "averages swapped", rule: "answer = [avg6, avg12] in that order", when: (t) => Math.abs(Number(t.answer[0]) - Number(t.answer[1])) >= 0.1, apply: (t) => answer(t, [t.answer[1], t.answer[0]]), expect: () => 0 },
