@@ -15,3 +15,5 @@ export * from "./backend.ts";
 export * from "./rubric.ts";
 export * from "./env.ts";
 export * from "./environment.ts";
+export * from "./journal.ts";
+export * from "./remote-backend.ts";

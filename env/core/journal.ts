@@ -1,0 +1,80 @@
+// Append-only, fsynced journal of the writes RemoteBackend episodes make on a remote server, so the
+// rollback survives a crash: on start-up every resource created and not yet deleted is deleted.
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { z } from "zod";
+
+export const JournalEntry = z.discriminatedUnion("op", [
+  /** Written before a create is sent (a crash between this and "created" may leave one resource behind). */
+  z.object({ op: z.literal("intent"), episode: z.string(), type: z.string() }),
+  z.object({ op: z.literal("created"), episode: z.string(), type: z.string(), id: z.string() }),
+  z.object({ op: z.literal("deleted"), episode: z.string(), type: z.string(), id: z.string() }),
+]);
+export type JournalEntry = z.infer<typeof JournalEntry>;
+
+export interface PendingWrites {
+  /** Created and not deleted, in creation order. */
+  created: { episode: string; type: string; id: string }[];
+  /** Intents never followed by a "created" line (the create may or may not have reached the server). */
+  unresolvedIntents: number;
+}
+
+/** Reads a journal; a torn last line (crash mid-write) and unknown lines are ignored. */
+export function readJournal(path: string): PendingWrites {
+  if (!existsSync(path)) return { created: [], unresolvedIntents: 0 };
+  const live = new Map<string, { episode: string; type: string; id: string }>();
+  const intents = new Map<string, number>();
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    let entry: JournalEntry;
+    try {
+      entry = JournalEntry.parse(JSON.parse(line));
+    } catch {
+      continue;
+    }
+    const key = `${entry.type}/${"id" in entry ? entry.id : ""}`;
+    if (entry.op === "intent") intents.set(entry.episode, (intents.get(entry.episode) ?? 0) + 1);
+    else if (entry.op === "created") {
+      live.set(key, { episode: entry.episode, type: entry.type, id: entry.id });
+      intents.set(entry.episode, (intents.get(entry.episode) ?? 1) - 1);
+    } else live.delete(key);
+  }
+  let unresolved = 0;
+  for (const n of intents.values()) if (n > 0) unresolved += n;
+  return { created: [...live.values()], unresolvedIntents: unresolved };
+}
+
+export class Journal {
+  private fd: number;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, "a");
+  }
+
+  append(entry: JournalEntry): void {
+    writeSync(this.fd, JSON.stringify(entry) + "\n");
+    fsyncSync(this.fd);
+  }
+
+  /** Replaces the journal with the given entries (temp file, fsync, rename). */
+  rewrite(entries: JournalEntry[]): void {
+    const tmp = `${this.path}.tmp-${process.pid}`;
+    const fd = openSync(tmp, "w");
+    for (const e of entries) writeSync(fd, JSON.stringify(e) + "\n");
+    fsyncSync(fd);
+    closeSync(fd);
+    closeSync(this.fd);
+    renameSync(tmp, this.path);
+    const dir = openSync(dirname(this.path), "r");
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+    this.fd = openSync(this.path, "a");
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
