@@ -1,0 +1,77 @@
+// `ehrgym eval` end to end as a child process on a small synthetic population.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../helpers/shared.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ehrgym-eval-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const evalCli = (...args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "eval", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 120_000 });
+
+const SMALL = ["--patients", "20", "--seed", "3", "--per-type", "3", "--types", "task1,task3,task9"];
+const lines = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe("ehrgym eval", () => {
+  const out = join(dir, "runs", "eval.jsonl");
+  const report = join(dir, "report.json");
+
+  it("writes one JSON line per episode and prints the success table", () => {
+    const r = evalCli(...SMALL, "--limit", "5", "--out", out);
+    expect(r.status, r.stderr).toBe(0);
+    const rows = lines(out);
+    expect(rows).toHaveLength(5);
+    for (const row of rows) {
+      for (const field of ["task_id", "suite", "type", "reward", "status", "rounds", "checks", "messages"]) expect(row).toHaveProperty(field);
+      expect(row.reward).toBe(1);
+      expect((row.messages as unknown[]).length).toBeGreaterThan(1);
+    }
+    expect(r.stdout).toMatch(/overall\s+5\s+5\s+100\.0%/);
+    expect(r.stdout).toContain(out);
+  }, 120_000);
+
+  it("resumes: tasks already in the file are skipped, the summary covers the whole file", () => {
+    const r = evalCli(...SMALL, "--out", out, "--report", report, "--protocol", "tools");
+    expect(r.status, r.stderr).toBe(0);
+    const rows = lines(out);
+    // 3 types x 2 suites x 3 per type
+    expect(rows).toHaveLength(18);
+    expect(new Set(rows.map((x) => `${x.suite}/${x.task_id}`)).size).toBe(18);
+    expect(r.stdout).toMatch(/13 episodes run, 5 already in the file/);
+    expect(rows.slice(0, 5).every((x) => x.protocol === "text")).toBe(true);
+    expect(rows.slice(5).every((x) => x.protocol === "tools")).toBe(true);
+    const summary = JSON.parse(readFileSync(report, "utf8"));
+    expect(summary.overall.n).toBe(18);
+    expect(summary.byType.length).toBe(6);
+    expect(summary.byKind.query.n + summary.byKind.action.n).toBe(18);
+  }, 120_000);
+
+  it("prints the failed checks of failing episodes", () => {
+    // Round limit 1: the expert cannot finish, the episode ends limit_reached.
+    const r = evalCli(...SMALL, "--types", "task9", "--max-rounds", "1", "--limit", "2", "--out", join(dir, "limit.jsonl"), "--fail-under", "50");
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/failures \(2\)/);
+    expect(r.stdout).toMatch(/limit_reached/);
+  }, 120_000);
+
+  it.each([
+    [["--protocol", "smoke-signals"], /--protocol/],
+    [["--tasks", "/no/such/file.json"], /--tasks: no such file/],
+    [["--per-type", "0"], /--per-type/],
+    [["--policy", "oracle"], /--policy/],
+    [["--data", dir, "--patients-from", "/no/such.ndjson"], /--patients-from|--data/],
+  ])("rejects bad flags with exit code 2: %j", (args, message) => {
+    const r = evalCli(...(args as string[]), "--out", join(dir, "bad.jsonl"));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message as RegExp);
+  }, 60_000);
+
+  it("rejects a task file that is not a task list with exit code 2", () => {
+    const r = evalCli("--tasks", join(PROJECT_ROOT, "package.json"), "--patients", "5", "--out", join(dir, "bad2.jsonl"));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--tasks/);
+  }, 60_000);
+});
