@@ -27,9 +27,9 @@ const HOST_PORT_RE = /^((?:[^\[\]%:/?#]|%[a-fA-F0-9]{2})*|\[[^\]]*\])(?::0*?(|0|
 const DEFAULT_PORT: Record<string, number> = { http: 80, https: 443 };
 const utf8 = new TextEncoder();
 
-// Fast paths: components made only of allowed characters (and well-formed uppercase escapes) pass unchanged.
-const PATH_OK = /^(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-F]{2})*$/;
-const QUERY_OK = /^(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-F]{2})*$/;
+// Fast paths: components made only of allowed characters (no escapes) pass unchanged.
+const PATH_OK = /^[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
+const QUERY_OK = /^[A-Za-z0-9._~!$&'()*+,;=:@/?-]*$/;
 
 /** urllib3 `_encode_invalid_chars`: percent-encode bytes outside `allowed`, keep valid existing escapes. */
 function encodeInvalidChars(component: string, allowed: Set<string>, ok: RegExp): string {
