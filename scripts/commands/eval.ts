@@ -115,6 +115,11 @@ function writeAtomic(path: string, text: string): void {
 
 export async function runEval(raw: unknown): Promise<number> {
   const o = parseOptions(EvalOptions, raw);
+  try {
+    await readRows(o.out); // a corrupt --out is a usage error, found before any work
+  } catch (err) {
+    throw new UsageError(`--out: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const store = await buildStore(o);
   const tasks = selectTasks(o, store);
   const config = new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
