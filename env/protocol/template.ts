@@ -91,12 +91,20 @@ export const DEFAULT_TOOLS_SYSTEM_PROMPT_FILE = new URL("tools-system-prompt.txt
 
 /** Reads a system prompt file for the tool protocol (`--system-prompt FILE`); trailing newlines dropped. */
 export function loadSystemPrompt(path: string | URL = DEFAULT_TOOLS_SYSTEM_PROMPT_FILE): string {
-  return readFileSync(path, "utf8").replace(/\n+$/, "");
+  return readText("--system-prompt", path).replace(/\n+$/, "");
 }
 
 /** Reads and checks a prompt template file (`--prompt-template FILE`). */
+function readText(flag: string, path: string | URL): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new TemplateError(`${flag} ${String(path)}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
 export function loadPromptTemplate(path: string | URL = DEFAULT_PROMPT_TEMPLATE_FILE): string {
-  const text = readFileSync(path, "utf8");
+  const text = readText("--prompt-template", path);
   try {
     parseTemplate(text);
   } catch (e) {
@@ -107,7 +115,7 @@ export function loadPromptTemplate(path: string | URL = DEFAULT_PROMPT_TEMPLATE_
 
 /** Reads a function list file (`--functions FILE`) with Python json.loads semantics (keeps 5 vs 5.0). */
 export function loadFunctions(path: string | URL = DEFAULT_FUNCTIONS_FILE): PyValue {
-  const text = readFileSync(path, "utf8");
+  const text = readText("--functions", path);
   let value: PyValue;
   try {
     value = pyJsonLoads(text);

@@ -78,3 +78,19 @@ describe("str.format semantics", () => {
     expect(() => parseTemplate(template)).toThrow(message);
   });
 });
+
+describe("template and function files", () => {
+  it("name the flag and the file when they cannot be used", async () => {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "ehrgym-tpl-"));
+    expect(() => loadPromptTemplate(join(dir, "missing.txt"))).toThrow(/--prompt-template .*missing\.txt: cannot read the file \(ENOENT\)/);
+    writeFileSync(join(dir, "bad.txt"), "Use {apibase}");
+    expect(() => loadPromptTemplate(join(dir, "bad.txt"))).toThrow(/--prompt-template .*bad\.txt: unknown placeholder \{apibase\}/);
+    writeFileSync(join(dir, "f.json"), "{'a': 1}");
+    expect(() => loadFunctions(join(dir, "f.json"))).toThrow(/--functions .*f\.json: not valid JSON/);
+    writeFileSync(join(dir, "g.json"), '{"a": 1}');
+    expect(() => loadFunctions(join(dir, "g.json"))).toThrow(/expected a JSON list/);
+  });
+});
