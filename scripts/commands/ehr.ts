@@ -155,7 +155,9 @@ export interface EhrStats {
 }
 
 function codeOf(resource: Record<string, unknown>): string {
-  const cc = (resource.code ?? resource.medicationCodeableConcept) as { coding?: { code?: string }[]; text?: string } | undefined;
+  const med = resource.medicationCodeableConcept as { text?: string } | undefined;
+  if (med?.text) return med.text;
+  const cc = resource.code as { coding?: { code?: string }[]; text?: string } | undefined;
   return cc?.coding?.[0]?.code ?? cc?.text ?? "(none)";
 }
 
