@@ -12,7 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const evalCli = (...args: string[]) =>
   spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "eval", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 120_000 });
 
-const SMALL = ["--patients", "20", "--seed", "3", "--per-type", "3", "--types", "task1,task3,task9"];
+const SMALL = ["--patients", "8", "--seed", "3", "--per-type", "3", "--types", "task1,task3,task9"];
 const lines = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe("ehrgym eval", () => {
