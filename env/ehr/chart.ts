@@ -58,6 +58,8 @@ export interface MedRec {
 export interface ProcRec {
   def: ProcDef;
   time: number;
+  /** When set, the procedure is charted with performedPeriod {start: time, end} instead of performedDateTime. */
+  end?: number;
 }
 export interface OrderRec {
   def: OrderDef;
@@ -726,7 +728,10 @@ class ChartMaker {
       if (rng.chance(0.6)) this.proc(rng.chance(0.5) ? "cxr" : "cxr1", Math.min(t(), stay.discharge));
       if (rng.chance(0.4)) this.proc("ecg", Math.min(t(), stay.discharge));
       if (rng.chance(0.12)) this.proc("echo", Math.min(t(), stay.discharge));
-      if (stay.icu && rng.chance(0.3)) this.proc("centralLine", Math.min(t(), stay.discharge));
+      if (stay.icu && rng.chance(0.3)) {
+        const start = Math.min(t(), stay.discharge - HOUR);
+        this.procedures.push({ def: PROCS.centralLine, time: toMinute(start), end: toMinute(start + rng.int(20, 75) * MINUTE) });
+      }
     }
     if (rng.chance(0.3)) this.proc("colonoscopy", range("2015-06-01T00:00:00Z", "2023-09-01T00:00:00Z"));
     if (rng.chance(0.1)) this.proc("egd", range("2015-06-01T00:00:00Z", "2023-09-01T00:00:00Z"));

@@ -66,7 +66,7 @@ function medication(m: MedRec, subject: string): string {
 }
 
 function procedure(p: ProcRec, subject: string): string {
-  return `"status":"completed","code":{"coding":[{"system":"http://www.ama-assn.org/go/cpt","code":${q(p.def.code)},"display":${q(p.def.display)}}],"text":${q(p.def.display)}},"subject":${subject},"performedDateTime":"${iso(p.time)}"}`;
+  return `"status":"completed","code":{"coding":[{"system":"http://www.ama-assn.org/go/cpt","code":${q(p.def.code)},"display":${q(p.def.display)}}],"text":${q(p.def.display)}},"subject":${subject},${p.end === undefined ? `"performedDateTime":"${iso(p.time)}"` : `"performedPeriod":{"start":"${iso(p.time)}","end":"${iso(p.end)}"}`}}`;
 }
 
 function serviceRequest(o: OrderRec, subject: string): string {

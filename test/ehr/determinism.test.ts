@@ -24,3 +24,23 @@ describe("ehr generator determinism", () => {
     expect(() => hashGeneration({ patients: 3, chartsFor: ["S0000000"] })).toThrow(/not in the population: S0000000/);
   });
 });
+
+describe("default population", () => {
+  it("has ~785,000 resources (+-5%) and nothing dated after the v1 clock", async () => {
+    const { CLOCK, DEFAULT_PATIENTS } = await import("../../env/ehr/index.ts");
+    const iso = /"(effectiveDateTime|issued|authoredOn|performedDateTime|start|end|onsetDateTime|abatementDateTime|recordedDate|occurrenceDateTime)":"([^"]+)"/g;
+    let latest = "";
+    let late = 0;
+    const { summary } = hashGeneration({}, (json) => {
+      for (const m of json.matchAll(iso)) {
+        if (Date.parse(m[2]!) > CLOCK.v1) late++;
+        if (m[2]! > latest) latest = m[2]!;
+      }
+    });
+    expect(summary.patients).toBe(DEFAULT_PATIENTS);
+    expect(Math.abs(summary.resources - 785_000)).toBeLessThan(785_000 * 0.05);
+    expect(late).toBe(0);
+    expect(latest <= "2023-11-13T10:15:00+00:00").toBe(true);
+    expect(latest > "2023-11-13T09:00:00+00:00").toBe(true);
+  });
+});
