@@ -60,7 +60,9 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
   const o = parseOptions(ServeOptions, raw);
   if (o.data && o.synthetic) throw new UsageError("--data and --synthetic are exclusive");
   const token = o.token ?? process.env.EHRGYM_TOKEN;
-  const store = await openStore({ data: o.data, synthetic: !o.data, seed: o.seed, patients: o.patients });
+  if (o.data && o.patients !== undefined) throw new UsageError("--patients needs the synthetic EHR (not --data)");
+  // With --data, --seed only seeds the task generator.
+  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.seed, patients: o.patients });
   const tasks = selectTasks(o, store);
   const service = new FhirService(store, { baseUrl: o.apiBase });
   const config = new EnvConfig({
