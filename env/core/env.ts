@@ -3,6 +3,7 @@ import { z } from "zod";
 import { FhirService, type FhirResponse, type FhirStore } from "../fhir/index.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
+  DEFAULT_TOOL_NAMES,
   getErrorReply,
   getReply,
   httpErrorMessage,
@@ -53,6 +54,8 @@ export interface EnvOptions {
   promptTemplate?: string;
   /** Text protocol function list (parsed with Python json semantics); default: the project's own. */
   functions?: PyValue;
+  /** Tool protocol: the tools offered (default DEFAULT_TOOL_NAMES, PROTOCOL.md's ten; EXTRA_TOOL_NAMES are opt-in). */
+  tools?: readonly string[];
   /** Tool protocol system prompt; null for none; default: the project's own. */
   systemPrompt?: string | null;
   /** Default: env/graders' grade(). */
@@ -69,6 +72,7 @@ export class EnvConfig {
   readonly router: UrlRouter;
   readonly textPrompt: TextPrompt;
   readonly systemPrompt: string | null;
+  readonly toolNames: readonly string[];
   readonly grader: Grader;
   readonly rubric: Rubric;
   readonly maxRounds: number;
@@ -86,6 +90,8 @@ export class EnvConfig {
     this.systemPrompt = options.systemPrompt === undefined ? (defaultSystemPrompt ??= loadSystemPrompt()) : options.systemPrompt;
     this.grader = options.grader ?? grade;
     this.rubric = options.rubric ?? defaultRubric();
+    this.toolNames = options.tools ?? DEFAULT_TOOL_NAMES;
+    openAITools(this.toolNames); // fails early on an unknown tool name
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.writes = options.writes ?? "execute";
     const t = options.tasks;
@@ -198,7 +204,7 @@ export class MedAgentEnv {
     else {
       if (cfg.systemPrompt !== null) messages.push({ role: "system", content: cfg.systemPrompt });
       messages.push({ role: "user", content: task.context ? `Context: ${task.context}\nQuestion: ${task.instruction}` : task.instruction });
-      tools = openAITools();
+      tools = openAITools(cfg.toolNames);
     }
     const ep: Episode = {
       task,
@@ -358,7 +364,7 @@ export class MedAgentEnv {
     const base = this.config.backend.apiBase;
     for (const call of calls) {
       const raw = JSON.stringify({ name: call.function.name, arguments: call.function.arguments });
-      const plan = planToolCall(call.function.name, call.function.arguments);
+      const plan = planToolCall(call.function.name, call.function.arguments, this.config.toolNames);
       let reply: string;
       switch (plan.kind) {
         case "FINISH":

@@ -51,6 +51,16 @@ export const fhirMedicationRequestSearch = z
   })
   .describe("Search a patient's medication orders.");
 
+export const fhirServiceRequestSearch = z
+  .strictObject({
+    patient,
+    code: id.optional().describe("Order code (e.g. a SNOMED or LOINC code)."),
+    status: z.string().min(1).optional().describe("e.g. active, completed, revoked."),
+    date: dateParam.optional().describe("When the order was written (searches authored)."),
+    _count: count.optional(),
+  })
+  .describe("Search a patient's orders (referrals, lab and procedure orders).");
+
 export const fhirVitalsCreate = z
   .looseObject({
     resourceType: z.literal("Observation").default("Observation"),
@@ -115,23 +125,51 @@ export const TOOLS: Record<string, ToolSpec> = {
     params: (a) => [...pick(a, "patient", "status", "category"), ["authoredon", a.date]],
   },
   fhir_medication_request_create: { kind: "create", type: "MedicationRequest", schema: fhirMedicationRequestCreate },
+  fhir_service_request_search: {
+    kind: "search",
+    type: "ServiceRequest",
+    schema: fhirServiceRequestSearch,
+    params: (a) => [...pick(a, "patient", "code", "status"), ["authored", a.date]],
+  },
   fhir_service_request_create: { kind: "create", type: "ServiceRequest", schema: fhirServiceRequestCreate },
   finish: { kind: "finish", schema: finishTool },
 };
+
+/** The tool set of PROTOCOL.md section 2 (the default). */
+export const DEFAULT_TOOL_NAMES: readonly string[] = [
+  "fhir_patient_search",
+  "fhir_observation_search",
+  "fhir_vitals_search",
+  "fhir_vitals_create",
+  "fhir_condition_search",
+  "fhir_procedure_search",
+  "fhir_medication_request_search",
+  "fhir_medication_request_create",
+  "fhir_service_request_create",
+  "finish",
+];
+/** Opt-in tools beyond the spec's list (e.g. for tasks that must check existing orders). */
+export const EXTRA_TOOL_NAMES: readonly string[] = ["fhir_service_request_search"];
 
 export interface OpenAITool {
   type: "function";
   function: { name: string; description?: string; parameters: Record<string, unknown> };
 }
 
-let toolsJson: OpenAITool[] | undefined;
-/** The OpenAI `tools` array, generated from the zod schemas. */
-export function openAITools(): OpenAITool[] {
-  toolsJson ??= Object.entries(TOOLS).map(([name, spec]) => {
-    const { $schema: _s, description, ...parameters } = z.toJSONSchema(spec.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    return { type: "function", function: { name, description: description as string | undefined, parameters } };
+const toolJson = new Map<string, OpenAITool>();
+/** The OpenAI `tools` array for the named tools (default: the spec's ten), generated from the zod schemas. */
+export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES): OpenAITool[] {
+  return names.map((name) => {
+    let t = toolJson.get(name);
+    if (!t) {
+      const spec = TOOLS[name];
+      if (!spec) throw new Error(`unknown tool ${JSON.stringify(name)}; known: ${Object.keys(TOOLS).join(", ")}`);
+      const { $schema: _s, description, ...parameters } = z.toJSONSchema(spec.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+      t = { type: "function", function: { name, description: description as string | undefined, parameters } };
+      toolJson.set(name, t);
+    }
+    return t;
   });
-  return toolsJson;
 }
 
 const DEFAULT_COUNT = 5000;
@@ -144,9 +182,10 @@ export type ToolCallPlan =
   /** `create` is set when the call was a create tool whose arguments failed validation (a rejected POST). */
   | { kind: "INVALID"; tool: string; error: string; create?: boolean };
 
-export function planToolCall(name: string, argumentsText: string): ToolCallPlan {
-  const spec = TOOLS[name];
-  if (!spec) return { kind: "INVALID", tool: name, error: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${Object.keys(TOOLS).join(", ")}` };
+/** `offered`: the tools the model was given (default: the spec's ten); any other name is an unknown tool. */
+export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES): ToolCallPlan {
+  const spec = offered.includes(name) ? TOOLS[name] : undefined;
+  if (!spec) return { kind: "INVALID", tool: name, error: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${offered.join(", ")}` };
   const invalid = (error: string): ToolCallPlan => ({ kind: "INVALID", tool: name, error, create: spec.kind === "create" || undefined });
   let raw: unknown;
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EmbeddedBackend, EnvConfig, EnvInputError, MedAgentEnv, RECORDED_REPLY, type Message } from "../../env/core/index.ts";
-import { openAITools, planToolCall } from "../../env/protocol/index.ts";
+import { DEFAULT_TOOL_NAMES, EXTRA_TOOL_NAMES, openAITools, planToolCall } from "../../env/protocol/index.ts";
 import { API_BASE, MRNS, service, smallStore, solGrader, task } from "./fixtures.ts";
 
 const store = smallStore();
@@ -149,6 +149,34 @@ describe("MedAgentEnv, tool protocol", () => {
     await expect(env.step({ role: "user", content: "hi" })).rejects.toThrow(EnvInputError);
     await expect(env.step({ role: "assistant", content: null, tool_calls: [{ id: 1 }] } as never)).rejects.toThrow(/tool_calls\.0\.id/);
     expect(env.info!.status).toBe("running");
+  });
+
+  it("offers fhir_service_request_search only when configured", async () => {
+    const plain = new MedAgentEnv(config);
+    await plain.reset({ task: task("t"), protocol: "tools" });
+    const s0 = await plain.step(assistant(call("fhir_service_request_search", { patient: MRNS[0] })));
+    expect(s0.observation[0]!.content).toMatch(/^Error: unknown tool "fhir_service_request_search"/);
+
+    const extended = new MedAgentEnv(new EnvConfig({ backend: config.backend, grader: solGrader(), tools: [...DEFAULT_TOOL_NAMES, ...EXTRA_TOOL_NAMES] }));
+    const reset = await extended.reset({ task: task("t"), protocol: "tools" });
+    expect((reset.tools as { function: { name: string } }[]).map((t) => t.function.name)).toContain("fhir_service_request_search");
+    const s1 = await extended.step(
+      assistant(
+        call("fhir_service_request_create", {
+          resourceType: "ServiceRequest",
+          code: { coding: [{ system: "http://snomed.info/sct", code: "306181000000106" }] },
+          authoredOn: "2023-11-13T10:15:00+00:00",
+          status: "active",
+          intent: "order",
+          priority: "stat",
+          subject: { reference: `Patient/${MRNS[0]}` },
+        }),
+        call("fhir_service_request_search", { patient: MRNS[0], status: "active" }),
+      ),
+    );
+    expect(JSON.parse(s1.observation[1]!.content!).total).toBe(1);
+    expect(extended.record().actions[1]!.url).toBe(`${API_BASE}ServiceRequest?patient=${MRNS[0]}&status=active&_count=5000`);
+    expect(() => new EnvConfig({ backend: config.backend, tools: ["fhir_nope"] })).toThrow(/unknown tool "fhir_nope"/);
   });
 
   it("stops at the round limit", async () => {
