@@ -80,7 +80,9 @@ function startChild(): Promise<{ child: ChildProcess; url: string; workload: Wor
   return new Promise((resolve, reject) => {
     // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
     const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
-    const child = spawn(process.execPath, [...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
+    // EHRGYM_BENCH_NODE_FLAGS="--max-semi-space-size=64 ..." tries V8 settings on the server process.
+    const flags = (process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+    const child = spawn(process.execPath, [...flags, ...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
       env: { ...process.env, [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
