@@ -20,7 +20,7 @@ export const EXAMPLES = join(PROJECT_ROOT, "scripts", "python", "examples");
 
 export function runClient(python: string, args: string[], script = CLIENT, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(python, [script, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    execFile(python, [script, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
