@@ -87,15 +87,19 @@ function dateFilter(table: TypeTable, c: Criterion): ((row: number) => boolean) 
   const col = table.dates.get(c.def.name);
   const values = c.values as { prefix: Parameters<typeof matchDate>[0]; range: DateRange }[];
   if (!col) return () => false;
+  const { lo, hi, extra } = col;
   const target: DateRange = { lo: 0, hi: 0 };
+  const hasExtra = extra.size > 0;
   return (row) => {
-    const extra = col.extra.get(row);
-    const ranges = extra ?? (Number.isNaN(col.lo[row]!) ? [] : [{ lo: col.lo[row]!, hi: col.hi[row]! }]);
-    for (const r of ranges) {
-      target.lo = r.lo;
-      target.hi = r.hi;
-      for (const v of values) if (matchDate(v.prefix, target, v.range)) return true;
+    if (hasExtra) {
+      const ranges = extra.get(row);
+      if (ranges) return ranges.some((r) => values.some((v) => matchDate(v.prefix, r, v.range)));
     }
+    const l = lo[row]!;
+    if (l !== l) return false; // NaN: no value
+    target.lo = l;
+    target.hi = hi[row]!;
+    for (let i = 0; i < values.length; i++) if (matchDate(values[i]!.prefix, target, values[i]!.range)) return true;
     return false;
   };
 }

@@ -13,6 +13,8 @@ type R = Record<string, unknown>;
 export interface StoreOptions {
   /** Largest `_count` accepted (default 5000); also the cap of FhirReader.search. */
   maxCount?: number;
+  /** Render every resource's reply text at build instead of on first use (slower load, flat latency). */
+  prerender?: boolean;
 }
 
 const NUMERIC_ID = /^\d{1,15}$/;
@@ -161,7 +163,11 @@ class StoreBuilder implements FhirStoreBuilder {
     if (this.built) throw new Error("store builder already built");
     this.built = true;
     const tables = new Map<string, TypeTable>();
-    for (const [type, t] of this.tables) tables.set(type, t.finish());
+    for (const [type, t] of this.tables) {
+      const table = t.finish();
+      if (this.options.prerender) table.prerender();
+      tables.set(type, table);
+    }
     this.tables.clear();
     return new BaseStore(tables, this.options.maxCount ?? 5000, this.nextNumeric);
   }
