@@ -58,7 +58,30 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
   } else {
     const builder = createStoreBuilder();
     const paths = [...(o.data ? exportFiles(o.data) : []), ...(o.import ?? [])];
-    await loadNdjson(paths, builder);
+    const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
+    // Progress by bytes read (the loader reports characters; close enough for an ETA). Silent when stderr is not a TTY.
+    const bar = new SingleBar(
+      { format: "loading |{bar}| {percentage}% | {resources} resources | ETA {eta_formatted}", stream: process.stderr, hideCursor: false },
+      Presets.shades_classic,
+    );
+    bar.start(totalBytes, 0, { resources: 0 });
+    let doneBytes = 0;
+    let lastFile = "";
+    let fileBytes = 0;
+    try {
+      await loadNdjson(paths, builder, {
+        onProgress: (p) => {
+          if (p.file !== lastFile) {
+            doneBytes += fileBytes;
+            lastFile = p.file;
+          }
+          fileBytes = p.bytes;
+          bar.update(Math.min(totalBytes, doneBytes + p.bytes), { resources: p.resources.toLocaleString("en-US") });
+        },
+      });
+    } finally {
+      bar.stop();
+    }
     store = builder.build();
   }
   process.stderr.write(`loaded ${store.size.toLocaleString("en-US")} resources from ${describeSource(o)} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
