@@ -1,9 +1,9 @@
 // REST round trips against the embedded server over real HTTP, driven by a third-party FHIR client.
 import { Client, RESPONSE_KEY, type FhirResource } from "fhir-kit-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FHIR_CONTENT_TYPE, RemoteFhir, type FhirHttpServer } from "../../env/fhir/index.ts";
-import { mrn } from "./fixture.ts";
-import { serveFixture, tempDir } from "./helpers.ts";
+import { FHIR_CONTENT_TYPE, FhirService, RemoteFhir, startFhirHttpServer, type FhirHttpServer } from "../../env/fhir/index.ts";
+import { mrn, writeFixture } from "./fixture.ts";
+import { loadStore, serveFixture, tempDir } from "./helpers.ts";
 
 type Bundle = FhirResource & { total?: number; entry?: { fullUrl: string; resource: FhirResource & { id: string } }[]; link: { relation: string; url: string }[] };
 type Resource = FhirResource & { id: string; meta?: { versionId?: string }; valueString?: string };
@@ -117,6 +117,46 @@ describe("FHIR REST over HTTP (fhir-kit-client)", () => {
     replies.forEach((r, i) => {
       expect(r.status).toBe(200);
       expect(JSON.parse(r.text).id).toBe(mrn(i % 30));
+    });
+  });
+});
+
+describe("RemoteFhir against a server that names another host in its links", () => {
+  const tmp = tempDir("rebase");
+  let server: FhirHttpServer;
+
+  beforeAll(async () => {
+    // Like the official image behind a Docker port mapping: links say localhost:8080, we reach it elsewhere.
+    const store = await loadStore([writeFixture(tmp.dir, { patients: 6, observationsPerPatient: 10 })]);
+    server = await startFhirHttpServer({ service: new FhirService(store, { baseUrl: "http://localhost:8080/fhir/" }) });
+  });
+  afterAll(async () => {
+    await server.close();
+    tmp.cleanup();
+  });
+
+  it("follows next links by rebasing them onto the address it was given", async () => {
+    const remote = new RemoteFhir(server.url);
+    let pages = 0;
+    const ids: string[] = [];
+    for await (const page of remote.pages("Observation?_count=7")) {
+      pages++;
+      for (const e of page.entry ?? []) ids.push(e.resource!.id!);
+    }
+    expect(pages).toBe(Math.ceil(60 / 7));
+    expect(new Set(ids).size).toBe(60);
+    expect(remote.relativize("http://localhost:8080/fhir/?_getpages=abc&_getpagesoffset=7")).toBe("?_getpages=abc&_getpagesoffset=7");
+  });
+
+  it("returns HTTP error replies as responses and throws only from the JSON helpers", async () => {
+    const remote = new RemoteFhir(server.url);
+    const r = await remote.request({ method: "GET", path: "Patient/S0000404" });
+    expect(r.status).toBe(404);
+    expect(r.headers["Content-Type"]).toBe(FHIR_CONTENT_TYPE);
+    await expect(remote.json("Patient/S0000404")).rejects.toMatchObject({ name: "RemoteFhirError", status: 404 });
+    await expect(new RemoteFhir("http://127.0.0.1:1/fhir/", { retries: 0 }).request({ method: "GET", path: "metadata" })).rejects.toMatchObject({
+      name: "RemoteFhirError",
+      status: 0,
     });
   });
 });

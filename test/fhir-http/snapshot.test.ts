@@ -3,8 +3,8 @@
 import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SNAPSHOT_STATE_FILE, snapshotFhirServer, type FhirHttpServer } from "../../env/fhir/index.ts";
-import { cli, collectOutput, runCli, serveFixture, startCliServer, tempDir } from "./helpers.ts";
+import { FhirService, RemoteFhir, SNAPSHOT_STATE_FILE, snapshotFhirServer, startFhirHttpServer, type FhirHttpServer } from "../../env/fhir/index.ts";
+import { cli, collectOutput, loadStore, runCli, serveFixture, startCliServer, tempDir } from "./helpers.ts";
 import { writeFixture } from "./fixture.ts";
 
 function readDir(dir: string): Record<string, string> {
@@ -167,6 +167,51 @@ describe("snapshotFhirServer (in-process)", () => {
         .map((l) => `${l}\n`)
         .join(""),
     );
+  });
+
+  it("resumes by searching again when the server has forgotten the paging session", async () => {
+    const { dir } = { dir: join(tmp.dir, "forgetful") };
+    const store = await loadStore([writeFixture(tmp.dir, { patients: 10, observationsPerPatient: 8 })]);
+    // A page cache of one search: any other search evicts the snapshot's paging session.
+    const seen: string[] = [];
+    const forgetful = await startFhirHttpServer({
+      service: (baseUrl) => {
+        const service = new FhirService(store, { baseUrl, pageCacheSize: 1 });
+        return { handle: (req) => (seen.push(req.path), service.handle(req)) };
+      },
+    });
+    try {
+      const abort = new AbortController();
+      let pages = 0;
+      const first = await snapshotFhirServer({
+        from: forgetful.url,
+        out: dir,
+        types: ["Observation"],
+        count: 6,
+        signal: abort.signal,
+        onProgress: () => {
+          if (++pages === 4) abort.abort();
+        },
+      });
+      expect(first.interrupted).toBe(true);
+      const evict = await new RemoteFhir(forgetful.url).json<{ total?: number }>("Patient?_count=1");
+      expect(evict.total).toBe(10);
+      seen.length = 0;
+      const second = await snapshotFhirServer({ from: forgetful.url, out: dir, types: ["Observation"], count: 6 });
+      // the recorded next link failed, so it searched again from the start
+      expect(seen[0]).toMatch(/^\?_getpages=/);
+      expect(seen[1]).toBe("Observation?_count=6");
+      expect(second.interrupted).toBe(false);
+      expect(second.counts.Observation).toBe(80);
+      const ids = readFileSync(join(dir, "Observation.ndjson"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => Number(JSON.parse(l).id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(80);
+    } finally {
+      await forgetful.close();
+    }
   });
 
   it("refuses to resume into a folder that holds another server's snapshot", async () => {
