@@ -21,7 +21,7 @@ export { generatePatients } from "./patients.ts";
 export { SCENARIO_SPACE, type Scenario, type ScenarioKey } from "./scenarios.ts";
 export { CLOCK } from "./time.ts";
 
-export interface StoreOptions extends Omit<GenerateOptions, "patientsFrom"> {
+export interface EhrStoreOptions extends Omit<GenerateOptions, "patientsFrom"> {
   /** Patient resources, or the path of a Patient NDJSON file. */
   patientsFrom?: GenerateOptions["patientsFrom"] | string;
 }
@@ -34,7 +34,7 @@ export type GeneratedStore = FhirStore & { store: FhirStore; summary: GenerateSu
  * `chartsFor` entries that name existing files are read as task files or MRN lists (their task
  * clocks become anchors), the others are MRNs.
  */
-export function generateStore(opts: StoreOptions = {}): GeneratedStore {
+export function generateStore(opts: EhrStoreOptions = {}): GeneratedStore {
   const resolved: GenerateOptions = { ...opts, patientsFrom: typeof opts.patientsFrom === "string" ? readPatientsNdjson(opts.patientsFrom) : opts.patientsFrom };
   if (opts.chartsFor) {
     const files = opts.chartsFor.filter((p) => existsSync(p) && statSync(p).isFile());
