@@ -163,7 +163,13 @@ export class RemoteFhir {
     } catch {
       return link;
     }
-    const path = u.pathname.startsWith(this.basePathname) ? u.pathname.slice(this.basePathname.length) : u.pathname.replace(/^\/+/, "");
+    // HAPI writes paging links as "{base without slash}?_getpages=...".
+    const path =
+      `${u.pathname}/` === this.basePathname
+        ? ""
+        : u.pathname.startsWith(this.basePathname)
+          ? u.pathname.slice(this.basePathname.length)
+          : u.pathname.replace(/^\/+/, "");
     return path + u.search;
   }
 }

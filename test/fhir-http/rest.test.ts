@@ -146,6 +146,9 @@ describe("RemoteFhir against a server that names another host in its links", () 
     expect(pages).toBe(Math.ceil(60 / 7));
     expect(new Set(ids).size).toBe(60);
     expect(remote.relativize("http://localhost:8080/fhir/?_getpages=abc&_getpagesoffset=7")).toBe("?_getpages=abc&_getpagesoffset=7");
+    // HAPI's own form: the base without its trailing slash
+    expect(remote.relativize("http://localhost:8080/fhir?_getpages=abc&_count=500")).toBe("?_getpages=abc&_count=500");
+    expect(remote.relativize(`${server.url}Patient/S1`)).toBe("Patient/S1");
   });
 
   it("returns HTTP error replies as responses and throws only from the JSON helpers", async () => {
