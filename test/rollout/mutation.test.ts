@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks, type Task } from "../../env/tasks/index.ts";
-import { agentTurns, type EpisodeRow, type Policy } from "../../rollout/index.ts";
+import { agentTurns, parseTextReply, type EpisodeRow, type Policy } from "../../rollout/index.ts";
 import { casesFor, trajectory, type MutationCase, type Trajectory } from "./mutations.ts";
 import { envConfig, explain, play } from "./world.ts";
 
@@ -53,7 +53,13 @@ describe("mutation suite (text protocol)", () => {
     planned = [];
     expertRows.forEach((row, i) => {
       const task = tasks.find((t) => t.id === row.task_id && t.suite === row.suite)!;
-      const base = trajectory(task, agentTurns(row.messages, "text") as string[]);
+      const seen = row.messages.flatMap((m, k) => {
+        const prev = row.messages[k - 1];
+        if (m.role !== "user" || prev?.role !== "assistant" || !prev.content?.startsWith("GET")) return [];
+        const reply = parseTextReply(m.content ?? "");
+        return reply.ok ? ((reply.json as { entry?: { resource: Record<string, unknown> }[] }).entry ?? []).map((e) => e.resource) : [];
+      });
+      const base = trajectory(task, agentTurns(row.messages, "text") as string[], seen);
       casesFor(base).forEach((mutation, j) => {
         planned.push({ task: { ...task, id: `${task.id}#${i}.${j}` }, base, mutation, turns: mutation.apply(base), expected: mutation.expect(base) });
       });
@@ -84,7 +90,12 @@ describe("mutation suite (text protocol)", () => {
     expect(wrong, wrong.join("\n")).toEqual([]);
   });
 
-  it("covers both verdicts for every action type", () => {
+  it("includes window-boundary cases (a window one day off) for the windowed queries", () => {
+    const windowed = planned.filter((p) => /one day/.test(p.mutation.name)).map((p) => `${p.task.suite}/${p.task.type}`);
+    expect(new Set(windowed)).toEqual(new Set(["mab-v1/task4", "mab-v1/task6", "mab-v2/task3"]));
+  });
+
+  it("covers both verdicts for every task type", () => {
     const verdicts = new Map<string, Set<number>>();
     for (const p of planned) {
       const k = `${p.task.suite}/${p.task.type}`;

@@ -10,6 +10,8 @@ export interface Trajectory {
   posts: number[];
   /** The expert's FINISH answer. */
   answer: unknown[];
+  /** Resources of every GET reply the expert saw, in order. */
+  seen: Record<string, any>[];
 }
 
 export interface MutationCase {
@@ -25,7 +27,7 @@ export interface MutationCase {
 export const isPost = (turn: string) => turn.startsWith("POST");
 export const isFinish = (turn: string) => turn.startsWith("FINISH(");
 
-export function trajectory(task: Task, turns: string[]): Trajectory {
+export function trajectory(task: Task, turns: string[], seen: Record<string, any>[] = []): Trajectory {
   const finish = turns[turns.length - 1] ?? "";
   if (!isFinish(finish)) throw new Error(`${task.id}: the expert did not finish: ${finish.slice(0, 80)}`);
   return {
@@ -33,6 +35,7 @@ export function trajectory(task: Task, turns: string[]): Trajectory {
     turns,
     posts: turns.flatMap((t, i) => (isPost(t) ? [i] : [])),
     answer: JSON.parse(finish.slice(7, -1)) as unknown[],
+    seen,
   };
 }
 
@@ -224,6 +227,49 @@ export const GENERIC: MutationCase[] = [
   },
 ];
 
+// ---- window boundaries: the answer recomputed with a window one day off ------------------
+
+const ms = (v: unknown) => Date.parse(String(v));
+const NOW_V1 = ms("2023-11-13T10:15:00+00:00");
+const HOURS = 3_600_000;
+function labValues(t: Trajectory, code: string): { t: number; v: number; id: number }[] {
+  return t.seen
+    .filter((r) => r.resourceType === "Observation" && (r.code?.coding ?? []).some((c: { code?: string }) => c.code === code))
+    .map((r) => ({ t: ms(r.effectiveDateTime), v: r.valueQuantity?.value as number, id: Number(r.id) }))
+    .sort((a, b) => a.id - b.id);
+}
+function latestSince(rows: { t: number; v: number }[], since: number): number {
+  let best: { t: number; v: number } | undefined;
+  for (const r of rows) if (r.t >= since && (!best || r.t > best.t)) best = r;
+  return best ? best.v : -1;
+}
+function meanSince(rows: { t: number; v: number }[], since: number, until = Number.POSITIVE_INFINITY): number {
+  const vs = rows.filter((r) => r.t >= since && r.t <= until).map((r) => r.v);
+  return vs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : -1;
+}
+const differs = (a: number, b: unknown) => typeof b !== "number" || Math.abs(a - b) >= 0.1;
+
+/** The latest MG with the 24 h window taken as 48 h (one day too wide). */
+const mgWide = (t: Trajectory) => latestSince(labValues(t, "MG"), NOW_V1 - 48 * HOURS);
+const gluWide = (t: Trajectory) => meanSince(labValues(t, "GLU"), NOW_V1 - 48 * HOURS);
+const hrDayLate = (t: Trajectory) => {
+  const now = ms(/(\d{4}-\d{2}-\d{2}T[\d:]+[+-]\d{2}:\d{2})\s*now/i.exec(t.task.context)?.[1]) - 24 * HOURS;
+  const rows = labValues(t, "HEARTRATE");
+  return [meanSince(rows, now - 6 * HOURS, now), meanSince(rows, now - 12 * HOURS, now)];
+};
+
+const WINDOWS: Record<string, Omit<MutationCase, "expect">[]> = {
+  "mab-v1/task4": [
+    { name: "24 h window off by one day (48 h)", rule: "effectiveDateTime >= NOW - 24h; a value from the day before does not count", when: (t) => differs(mgWide(t), t.answer[0]), apply: (t) => answer(t, [mgWide(t)]) },
+  ],
+  "mab-v1/task6": [
+    { name: "24 h window off by one day (48 h)", rule: "mean over effectiveDateTime >= NOW - 24h, within 0.1", when: (t) => differs(gluWide(t), t.answer[0]), apply: (t) => answer(t, [gluWide(t)]) },
+  ],
+  "mab-v2/task3": [
+    { name: "windows ending one day early (NOW - 24 h)", rule: "NOW - 12 h <= t <= NOW and NOW - 6 h <= t <= NOW, NOW from the context", when: (t) => hrDayLate(t).some((v, i) => differs(v, t.answer[i])), apply: (t) => answer(t, hrDayLate(t)) },
+  ],
+};
+
 // ---- type-specific cases -------------------------------------------------------------------
 
 type Specific = Omit<MutationCase, "when"> & { when?: (t: Trajectory) => boolean };
@@ -261,6 +307,7 @@ export const SPECIFIC: Record<string, Specific[]> = {
   "mab-v1/task6": [
     { name: "average off by 0.05", rule: "|answer[0] - ref| < 0.1", when: hasValue, apply: (t) => bump(t, 0.05), expect: () => 1 },
     { name: "average off by 0.15", rule: "|answer[0] - ref| < 0.1", when: hasValue, apply: (t) => bump(t, 0.15), expect: () => 0 },
+    { name: "average rounded to one decimal", rule: "|answer[0] - ref| < 0.1", when: hasValue, apply: (t) => answer(t, [Math.round(Number(t.answer[0]) * 10) / 10]), expect: () => 1 },
     { name: "two-element answer", rule: "answer is a list of length 1", apply: (t) => answer(t, [...t.answer, ...t.answer]), expect: () => 0 },
     { name: "boolean answer", rule: "booleans count as 0/1 (Python)", when: (t) => t.answer[0] === -1, apply: (t) => answer(t, [true]), expect: () => 0 },
   ],
@@ -352,5 +399,6 @@ export const SPECIFIC: Record<string, Specific[]> = {
 /** Every case applicable to this trajectory. */
 export function casesFor(t: Trajectory): MutationCase[] {
   const specific = (SPECIFIC[key(t)] ?? []).map((c) => ({ when: always, ...c }));
-  return [...GENERIC, ...specific].filter((c) => c.when(t));
+  const windows = (WINDOWS[key(t)] ?? []).map((c): MutationCase => ({ ...c, expect: () => 0 }));
+  return [...GENERIC, ...specific, ...windows].filter((c) => c.when(t));
 }
