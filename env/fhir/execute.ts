@@ -117,6 +117,75 @@ function stringFilter(table: TypeTable, c: Criterion): ((row: number) => boolean
   };
 }
 
+/** The lo-value window that rows matching `prefix` against `search` must fall in (hi - lo <= span). */
+function loWindow(prefix: string, search: DateRange, span: number): [number, number] {
+  switch (prefix) {
+    case "eq":
+      return [search.lo, search.hi];
+    case "ge":
+      return [search.lo - span, Infinity];
+    case "gt":
+      return [search.hi - span, Infinity];
+    case "sa":
+      return [search.hi, Infinity];
+    case "le":
+      return [-Infinity, search.hi];
+    case "lt":
+      return [-Infinity, search.lo];
+    case "eb":
+      return [-Infinity, search.lo];
+    default:
+      return [-Infinity, Infinity];
+  }
+}
+
+function lowerBound(a: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * With a big driver list and single-valued date criteria, only rows whose date falls in the
+ * criteria's window can match: find them by binary search in a date-sorted copy of the list.
+ * Returns candidate rows in ascending row order, or undefined when this does not apply.
+ */
+function dateWindow(table: TypeTable, list: Int32Array, criteria: Criterion[]): number[] | undefined {
+  if (list.length < 64) return undefined;
+  for (const c of criteria) {
+    if (c.def.type !== "date" || c.modifier !== "" || c.values.length !== 1) continue;
+    const col = table.dates.get(c.def.name);
+    if (!col || col.extra.size > 0 || !Number.isFinite(col.maxSpan)) continue;
+    let from = -Infinity;
+    let to = Infinity;
+    for (const d of criteria) {
+      if (d.def !== c.def || d.modifier !== "" || d.values.length !== 1) continue;
+      const v = d.values[0] as { prefix: string; range: DateRange };
+      const [a, b] = loWindow(v.prefix, v.range, col.maxSpan);
+      from = Math.max(from, a);
+      to = Math.min(to, b);
+    }
+    if (from === -Infinity && to === Infinity) continue;
+    let sorted = col.sorted.get(list);
+    if (!sorted) {
+      const rows = Array.from(list).filter((r) => col.lo[r] === col.lo[r]); // rows without a date never match
+      rows.sort((x, y) => col.lo[x]! - col.lo[y]!);
+      sorted = { rows: Int32Array.from(rows), los: Float64Array.from(rows, (r) => col.lo[r]!) };
+      col.sorted.set(list, sorted);
+    }
+    const start = lowerBound(sorted.los, from);
+    const end = to === Infinity ? sorted.los.length : lowerBound(sorted.los, to + 0.5);
+    const out = Array.from(sorted.rows.subarray(start, Math.max(start, end)));
+    return out.sort((x, y) => x - y);
+  }
+  return undefined;
+}
+
 /** Ascending rows of `table` matching every criterion. */
 export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
   const sets: RowSet[] = [];
@@ -154,7 +223,10 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
   for (let i = 0; i < sets.length; i++) {
     if (driverIndex < 0 || setSize(sets[i]!) < setSize(sets[driverIndex]!)) driverIndex = i;
   }
-  if (driverIndex >= 0) driver = materialize(sets[driverIndex]!);
+  if (driverIndex >= 0) {
+    const set = sets[driverIndex]!;
+    driver = (set.length === 1 && dateWindow(table, set[0]!, criteria)) || materialize(set);
+  }
   const others = sets.filter((_, i) => i !== driverIndex);
 
   const out: number[] = [];

@@ -13,6 +13,10 @@ export interface DateColumn {
   hi: Float64Array;
   /** Rows with more than one range (rare) keep them all here. */
   extra: Map<number, DateRange[]>;
+  /** Largest hi - lo of a single-range row (Infinity with open periods). */
+  maxSpan: number;
+  /** Date-sorted copies of index lists, made on first use: rows by ascending lo, and their lo values. */
+  sorted: WeakMap<Int32Array, { rows: Int32Array; los: Float64Array }>;
 }
 
 /** The pretty indent of a resource inside a Bundle entry ("resource": {...}). */
@@ -208,7 +212,9 @@ export class TableBuilder {
       }
       const extra = new Map<number, DateRange[]>();
       for (const [row, ranges] of this.dateExtra.get(name) ?? []) extra.set(perm ? perm[row]! : row, ranges);
-      dates.set(name, { lo, hi, extra });
+      let maxSpan = 0;
+      for (let i = 0; i < n; i++) if (hi[i]! - lo[i]! > maxSpan) maxSpan = hi[i]! - lo[i]!;
+      dates.set(name, { lo, hi, extra, maxSpan, sorted: new WeakMap() });
     }
     for (const col of this.strings.values()) col.length = n;
     return new TypeTable(
