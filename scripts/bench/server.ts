@@ -196,7 +196,7 @@ export async function run(): Promise<void> {
       });
       // CPU time per step is robust to other load on a shared machine (wall-clock rates are not).
       const cpuPerStepUs = (cpuShare * closed.elapsed * 1e6) / Math.max(1, closed.steps);
-      report({ name: `reward server CPU per step (incl. create/delete), ${format}`, value: cpuPerStepUs, unit: "us", peer: undefined });
+      report({ name: `reward server CPU per step (incl. create/delete), ${format}`, value: cpuPerStepUs, unit: "us" });
       console.log(`  => ${Math.round(1e6 / cpuPerStepUs).toLocaleString("en-US")} steps/s per fully available core`);
       console.log(`  closed loop: step p50 ${percentile(closedSorted, 50).toFixed(1)} ms, p99 ${percentile(closedSorted, 99).toFixed(1)} ms (queueing: latency = episodes / rate), server CPU ${(cpuShare * 100).toFixed(0)}% of a core`);
       const pacedCpu0 = await serverCpu(child);
