@@ -17,6 +17,9 @@ import {
 } from "../../env/fhir/index.ts";
 import { UsageError, collect, parseOptions } from "./common.ts";
 
+/** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
+const NON_TTY = { noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 5000 };
+
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
@@ -61,7 +64,7 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
     const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
     // Progress by bytes read (the loader reports characters; close enough for an ETA). Silent when stderr is not a TTY.
     const bar = new SingleBar(
-      { format: "loading |{bar}| {percentage}% | {resources} resources | ETA {eta_formatted}", stream: process.stderr, hideCursor: false },
+      { format: "loading |{bar}| {percentage}% | {resources} resources | ETA {eta_formatted}", stream: process.stderr, hideCursor: false, ...NON_TTY },
       Presets.shades_classic,
     );
     bar.start(totalBytes, 0, { resources: 0 });
@@ -194,7 +197,7 @@ export function registerFhir(program: Command): void {
       if (existsSync(o.out) && !statSync(o.out).isDirectory()) throw new UsageError(`--out: ${JSON.stringify(o.out)} is not a directory`);
       const bar = o.progress
         ? new SingleBar(
-            { format: "snapshot {type} |{bar}| {value}/{total} resources | {rate}/s | ETA {eta_formatted}", stream: process.stderr, hideCursor: false },
+            { format: "snapshot {type} |{bar}| {value}/{total} resources | {rate}/s | ETA {eta_formatted}", stream: process.stderr, hideCursor: false, ...NON_TTY },
             Presets.shades_classic,
           )
         : undefined;
