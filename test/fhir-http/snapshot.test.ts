@@ -1,6 +1,6 @@
 // snapshot -> import -> export round trip against the project's own HTTP server, run as real CLI
 // child processes, including a snapshot killed mid-way and resumed.
-import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FhirService, RemoteFhir, SNAPSHOT_STATE_FILE, snapshotFhirServer, startFhirHttpServer, type FhirHttpServer } from "../../env/fhir/index.ts";
@@ -104,6 +104,24 @@ describe("ehrgym fhir snapshot / import / export (CLI child processes)", () => {
     expect(readDir(reExport)).toEqual(orig);
     // decimals survived HTTP + JSON round trips as written
     expect(Object.values(orig).join("")).toMatch(/"value":\d+\.0,/);
+  });
+
+  it("imports a searchset Bundle saved from the server (pretty JSON, as HAPI sends it)", async () => {
+    const res = await fetch(`${server.url}Observation?code=A1C&_count=500`);
+    const bundleFile = join(tmp.dir, "a1c-bundle.json");
+    writeFileSync(bundleFile, await res.text());
+    const out = join(tmp.dir, "export-bundle");
+    const r = await runCli(["fhir", "import", bundleFile, "--out", out]);
+    expect(r.code).toBe(0);
+    const lines = readFileSync(join(out, "Observation.ndjson"), "utf8").split("\n").filter(Boolean);
+    expect(lines).toHaveLength(40 * 7); // 25 labs per patient cycle through 4 codes: A1C at k = 0, 4, ..., 24
+    const original = new Map(
+      readFileSync(fixture, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => [JSON.parse(l).id as string, l]),
+    );
+    for (const l of lines) expect(l).toBe(original.get(JSON.parse(l).id));
   });
 
   it("refuses to overwrite a non-empty export folder and names the flag", async () => {
