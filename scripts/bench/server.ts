@@ -173,6 +173,22 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
   return { ...stats, elapsed };
 }
 
+/** Cumulative counts of the server's step-route latency histogram (from /metrics), by bucket bound. */
+async function stepHistogram(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out = new Map<string, number>();
+  const re = /^ehrgym_http_request_duration_seconds_bucket\{route="POST \/v1\/episodes\/:id\/step",le="([^"]+)"\} (\d+)$/gm;
+  for (const m of text.matchAll(re)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/** The bucket bound under which 99% of the steps between two snapshots fell, as the server timed them. */
+function serverP99(before: Map<string, number>, after: Map<string, number>): string {
+  const total = (after.get("+Inf") ?? 0) - (before.get("+Inf") ?? 0);
+  for (const [le, n] of after) if (n - (before.get(le) ?? 0) >= 0.99 * total) return le === "+Inf" ? "> 2.5 s" : `<= ${Number(le) * 1000} ms`;
+  return "n/a";
+}
+
 export async function run(): Promise<void> {
   const t0 = performance.now();
   const { child, url, workload, resources } = await startChild();
@@ -201,7 +217,9 @@ export async function run(): Promise<void> {
       console.log(`  closed loop: step p50 ${percentile(closedSorted, 50).toFixed(1)} ms, p99 ${percentile(closedSorted, 99).toFixed(1)} ms (queueing: latency = episodes / rate), server CPU ${(cpuShare * 100).toFixed(0)}% of a core`);
       const pacedCpu0 = await serverCpu(child);
       const clientCpu0 = process.cpuUsage();
+      const histogram0 = await stepHistogram(url);
       const paced = await load(url, workload, format, SECONDS, thinkMs);
+      const histogram1 = await stepHistogram(url);
       const pacedServerShare = ((await serverCpu(child)) - pacedCpu0) / (paced.elapsed * 1000);
       const clientCpu = process.cpuUsage(clientCpu0);
       const clientShare = (clientCpu.user + clientCpu.system) / 1000 / (paced.elapsed * 1000);
@@ -211,6 +229,7 @@ export async function run(): Promise<void> {
       report({ name: `reward server steps/s, ${format}, ${CONCURRENCY} concurrent episodes paced at ${targetRate.toLocaleString("en-US")}/s offered`, value: pacedRate, unit: "steps/s" });
       report({ name: `reward server step p50, ${format}, paced`, value: percentile(sorted, 50), unit: "ms" });
       report({ name: `reward server step p99, ${format}, paced`, value: p99, unit: "ms", target: "<= 20", ok: p99 <= 20 });
+      console.log(`  paced: server-side step p99 ${serverP99(histogram0, histogram1)} (request in to reply out, as the server times it)`);
       console.log(`  paced: server CPU ${(pacedServerShare * 100).toFixed(0)}%, load generator CPU ${(clientShare * 100).toFixed(0)}% of a core`);
       const errors = closed.errors + paced.errors;
       report({ name: `reward server errors, ${format}`, value: errors, unit: "errors", target: "0", ok: errors === 0 });
