@@ -1,5 +1,5 @@
 // Hand-built base stores and action logs for grader tests.
-import { createStoreBuilder, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
+import { createStoreBuilder, type FhirReader, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { grade, type GradeResult } from "../../env/graders/index.ts";
 import type { Action, EpisodeStatus, Protocol } from "../../env/protocol/index.ts";
 import { Task, type TaskInput } from "../../env/tasks/index.ts";
@@ -127,7 +127,7 @@ export function task(input: Partial<TaskInput> & Pick<TaskInput, "suite" | "type
   return Task.parse({ id: `t-${input.type}`, instruction: "", context: "", eval_MRN: MRN, ...input });
 }
 
-export function gradeText(t: Task, base: FhirStore, turns: string[], status: EpisodeStatus = "completed", protocol: Protocol = "text"): GradeResult {
+export function gradeText(t: Task, base: FhirReader, turns: string[], status: EpisodeStatus = "completed", protocol: Protocol = "text"): GradeResult {
   const { actions, result } = textLog(turns);
   return grade({ task: t, protocol, status, actions, ...(result !== undefined ? { result } : {}), base, apiBase: API });
 }

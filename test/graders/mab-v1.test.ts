@@ -258,3 +258,17 @@ describe("mab-v1 task10 (A1C)", () => {
     bad(gradeText(t, store(), [post("ServiceRequest", LAB), post("ServiceRequest", LAB), "FINISH([-1])"]));
   });
 });
+
+describe("base-data memoization", () => {
+  it("an immutable store answers from cache; an overlay passed as base is read fresh", () => {
+    const s = store(obs("GLU", "2022-01-01T00:00:00+00:00", 140));
+    ok(gradeText(v1("task7"), s, ["FINISH([140])"]));
+    ok(gradeText(v1("task7"), s, ["FINISH([140])"]));
+    const overlay = s.newOverlay();
+    const first = gradeText(v1("task7"), overlay, ["FINISH([140])"]);
+    ok(first);
+    overlay.create(obs("GLU", "2023-01-01T00:00:00+00:00", 99));
+    ok(gradeText(v1("task7"), overlay, ["FINISH([99])"]));
+    ok(gradeText(v1("task7"), s, ["FINISH([140])"]));
+  });
+});
