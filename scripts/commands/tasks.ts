@@ -34,6 +34,7 @@ export const GenerateTaskOptions = z
     splitFractions: Fractions.optional(),
     like: z.array(existingFile).default([]),
     types: z.string().optional(),
+    includeUnwinnable: z.boolean().default(false),
   })
   .strict();
 export type GenerateTaskOptions = z.infer<typeof GenerateTaskOptions>;
@@ -104,6 +105,7 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
         ...(o.split ? { split: o.split } : {}),
         ...(o.splitFractions ? { splitFractions: o.splitFractions } : {}),
         ...(like.length ? { like } : {}),
+        includeUnwinnable: o.includeUnwinnable,
         onProgress: (done, total, type) => {
           const s = (performance.now() - t0) / 1000;
           process.stderr.write(`\r${suite}: ${done}/${total} types (${type}), ${s.toFixed(1)} s   `);
@@ -156,6 +158,7 @@ export function registerTasks(program: Command): void {
     .option("--split-fractions <a,b,c>", "train,val,test fractions (default 0.8,0.1,0.1)")
     .option("--like <file>", "take the wording from an official task file (repeatable)", collect, [])
     .option("--types <list>", "only these task types, comma-separated")
+    .option("--include-unwinnable", "also generate tasks on branches no agent can pass (e.g. v2_task9 without K data)")
     .action(async (raw: Record<string, unknown>) => {
       await runGenerate(parseOptions(GenerateTaskOptions, raw));
     });

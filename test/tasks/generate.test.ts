@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { generateStore } from "../../env/ehr/index.ts";
 import type { FhirStore } from "../../env/fhir/index.ts";
 import { grade } from "../../env/graders/index.ts";
-import { branchesOf, branchOf, eligibleMrns, generateTasks, loadTaskFile, patientMrns, splitOf, taskTypes, type Task } from "../../env/tasks/index.ts";
+import { branchesOf, branchOf, eligibleMrns, generateTasks, isWinnableBranch, loadTaskFile, patientMrns, splitOf, taskTypes, type Task } from "../../env/tasks/index.ts";
 import { describeShared, sharedFile } from "../helpers/shared.ts";
 
 let store: FhirStore;
@@ -40,6 +40,17 @@ describe("task generator", () => {
         for (const b of m.keys()) expect(branchesOf(suite, type)).toContain(b);
       }
     }
+  });
+
+  it("skips branches no agent can pass unless asked for them (v2_task9 without K data)", () => {
+    const types = ["v2_task9"];
+    const all = generateTasks(store, { suite: "mab-v2", perType: 9, seed: 4, types, includeUnwinnable: true });
+    expect(all.some((t) => t.branch === "no-k")).toBe(true);
+    const winnable = generateTasks(store, { suite: "mab-v2", perType: 9, seed: 4, types });
+    expect(winnable).toHaveLength(9);
+    expect(winnable.some((t) => t.branch === "no-k")).toBe(false);
+    expect(isWinnableBranch("mab-v2", "v2_task9", "no-k")).toBe(false);
+    expect(isWinnableBranch("mab-v1", "task9", "no-k")).toBe(true);
   });
 
   it("the recorded branch is what branchOf computes on the task's patient and clock", () => {

@@ -1,7 +1,7 @@
 // Task generator: instantiates every task type of a suite on any population, balanced across the
 // grading branches, deterministic by seed, with MRN hold-out and patient-disjoint splits.
 import type { FhirReader } from "../../fhir/index.ts";
-import { BranchError, branchOf, branchesOf, taskTypes } from "../branches.ts";
+import { BranchError, branchOf, branchesOf, isWinnableBranch, taskTypes } from "../branches.ts";
 import { defaultClock, gradingClock } from "../clock.ts";
 import { Task, type Suite } from "../task.ts";
 import { likeTemplates } from "./like.ts";
@@ -25,6 +25,8 @@ export interface GenerateOptions {
   splitFractions?: readonly [number, number, number];
   /** Official tasks to take the wording from (`like` mode); types without a template use ehrgym's wording. */
   like?: readonly Task[];
+  /** Also generate tasks on branches no agent can pass (e.g. v2_task9 without K data); default false. */
+  includeUnwinnable?: boolean;
   onProgress?: (done: number, total: number, type: string) => void;
 }
 
@@ -76,7 +78,7 @@ interface Slot {
   person?: { name: string; dob: string };
 }
 
-function typeSlots(reader: FhirReader, suite: Suite, type: string, mrns: readonly string[], everyone: readonly Demographics[], perType: number, rng: Rng): Slot[] {
+function typeSlots(reader: FhirReader, suite: Suite, type: string, mrns: readonly string[], everyone: readonly Demographics[], perType: number, rng: Rng, includeUnwinnable: boolean): Slot[] {
   const clock = defaultClock(suite, type);
   const groups = new Map<string, string[]>();
   if (suite === "mab-v1" && type === "task1") {
@@ -98,7 +100,9 @@ function typeSlots(reader: FhirReader, suite: Suite, type: string, mrns: readonl
       groups.set(branch, [...(groups.get(branch) ?? []), mrn]);
     }
   }
-  const available = branchesOf(suite, type).filter((b) => (groups.get(b)?.length ?? 0) > 0);
+  const available = branchesOf(suite, type).filter(
+    (b) => (groups.get(b)?.length ?? 0) > 0 && (includeUnwinnable || isWinnableBranch(suite, type, b)),
+  );
   if (available.length === 0) return [];
   const shares = allocate(available, perType, rng);
   const queues = new Map(available.map((b) => [b, shuffled(groups.get(b)!, rng)]));
@@ -129,7 +133,7 @@ export function generateTasks(reader: FhirReader, opts: GenerateOptions): Task[]
   const tasks: Task[] = [];
   types.forEach((type, ti) => {
     const rng = rngFor(seed, `${suite}/${type}`);
-    const slots = typeSlots(reader, suite, type, mrns, everyone, opts.perType, rng);
+    const slots = typeSlots(reader, suite, type, mrns, everyone, opts.perType, rng, opts.includeUnwinnable ?? false);
     const clock = defaultClock(suite, type);
     const pool = (templates.get(`${suite}/${type}`) ?? []).filter((t) => gradingClock(suite, fill(t, { clock }).context) === clock || suite === "mab-v1");
     slots.forEach((slot, i) => {
