@@ -211,12 +211,13 @@ async function peer(store: FhirStore, pf: PatientFacts[], queries: number): Prom
     mpLat.push((performance.now() - t) * 1000);
     log(`  medplum ${i + 1}/${qs.length} ${q.kind}: ${(mpLat[i]! / 1000).toFixed(0)} ms`);
     if (q.req.method !== "GET" || !q.req.path.includes("?")) continue;
-    // same result set: same total and the same page (in order when sorted)
-    const ours = JSON.parse(service.handle(q.req).text) as { total: number; entry?: { resource: { id: string } }[] };
-    const other = JSON.parse(theirs.text) as { total?: number; entry?: { resource?: { id?: string } }[] };
+    // same result set: every match, with an accurate total (medplum counts only when asked)
+    const full = `${q.req.path.replace(/&_count=\d+/, "")}&_count=1000&_total=accurate`;
+    const ours = JSON.parse(service.handle({ method: "GET", path: full }).text) as { total: number; entry?: { resource: { id: string } }[] };
+    const other = await medplum.search(full);
     const a = (ours.entry ?? []).map((e) => e.resource.id);
-    const b = (other.entry ?? []).map((e) => e.resource?.id ?? "");
-    const same = ours.total === (other.total ?? b.length) && (q.req.path.includes("_sort=") ? a.join() === b.join() : [...a].sort().join() === [...b].sort().join());
+    const b = other.ids;
+    const same = ours.total === other.total && (full.includes("_sort=") ? a.join() === b.join() : [...a].sort().join() === [...b].sort().join());
     compared++;
     if (same) equal++;
     else differing.set(q.kind, (differing.get(q.kind) ?? 0) + 1);
