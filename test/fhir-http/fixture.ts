@@ -2,6 +2,7 @@
 // the MedAgentBench data: MRN ids, numeric ids for the rest, decimals kept as written ("5.0").
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { mulberry32 as prng } from "../../env/tasks/index.ts";
 
 export interface FixtureOptions {
   patients: number;
@@ -11,18 +12,6 @@ export interface FixtureOptions {
 const FAMILIES = ["Robinson", "García", "Nguyen", "Okafor", "Smith", "Müller", "Khan", "Rossi"];
 const GIVENS = ["Alyssa", "José", "Mai", "Chidi", "John", "Jürgen", "Aisha", "Luca"];
 const CODES = ["A1C", "K", "MG", "GLU"];
-
-/** Deterministic 32-bit PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function mrn(i: number): string {
   return `S${String(1000000 + i * 7919).padStart(7, "0")}`;

@@ -2,3 +2,4 @@ export { generateTasks, eligibleMrns, DEFAULT_SPLIT_FRACTIONS, type GenerateOpti
 export { patientMrns, splitOf, SPLITS, type Split } from "./population.ts";
 export { likeTemplates } from "./like.ts";
 export { ownTemplate, type Template } from "./wording.ts";
+export { mulberry32, type Rng } from "./rng.ts";
