@@ -108,7 +108,7 @@ export function isDatePrefix(p: string): p is DatePrefix {
 }
 
 /** Does a target range satisfy `prefix` against the search range (FHIR R4 semantics, HAPI bounds)? */
-export function matchDate(prefix: DatePrefix, target: DateRange, search: DateRange, now = Date.now()): boolean {
+export function matchDate(prefix: DatePrefix, target: DateRange, search: DateRange, now?: number): boolean {
   switch (prefix) {
     case "eq":
       return target.lo >= search.lo && target.hi <= search.hi;
@@ -128,7 +128,7 @@ export function matchDate(prefix: DatePrefix, target: DateRange, search: DateRan
       return target.hi < search.lo;
     case "ap": {
       // within 10% of the distance between the value and now, on either side
-      const slack = Math.abs(now - search.lo) * 0.1;
+      const slack = Math.abs((now ?? Date.now()) - search.lo) * 0.1;
       return target.lo <= search.hi + slack && target.hi >= search.lo - slack;
     }
   }

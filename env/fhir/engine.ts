@@ -3,7 +3,7 @@
 import { sortKeyOf } from "./matcher.ts";
 import { prettyJson } from "./pretty.ts";
 import type { ParsedSearch, SortKey } from "./query.ts";
-import { ENTRY_INDENT, type TypeTable } from "./table.ts";
+import { ENTRY_INDENT, dateOrder, type RowOrder, type TypeTable } from "./table.ts";
 
 type R = Record<string, unknown>;
 
@@ -29,6 +29,8 @@ export interface Engine {
   table(type: string): TypeTable | undefined;
   /** Every match of a parsed search, sorted as requested (id order without _sort). */
   findHits(parsed: ParsedSearch): Hit[];
+  /** Every match of a parsed search in id order (sort them with sortHits / topHits). */
+  matchHits(parsed: ParsedSearch): Hit[];
   /** The current version of a resource; "deleted" when this overlay deleted it. */
   lookup(type: string, id: string): Hit | "deleted" | undefined;
   readonly maxCount: number;
@@ -70,9 +72,46 @@ function keyOf(table: TypeTable | undefined, h: Hit, key: SortKey): number | str
   return sortKeyOf(key.def, hitResource(table, h), key.descending);
 }
 
+/** The precomputed whole-table order for this sort, when every hit is a base row and one exists. */
+function rowOrder(table: TypeTable | undefined, hits: Hit[], sort: SortKey[]): RowOrder | undefined {
+  if (sort.length !== 1 || sort[0]!.def.type !== "date") return undefined;
+  const col = table?.dates.get(sort[0]!.def.name);
+  if (!col) return undefined;
+  for (let i = 0; i < hits.length; i++) if (typeof hits[i] !== "number") return undefined;
+  return dateOrder(col, sort[0]!.descending);
+}
+
+/**
+ * The first `k` hits in _sort order (all of them when k >= hits.length). A first page of a
+ * big sorted result (`_sort=-date&_count=1`) is a linear selection, not a full sort.
+ */
+export function topHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[], k: number): Hit[] {
+  if (sort.length === 0 || k >= hits.length) return sortHits(table, hits, sort).slice(0, k);
+  const order = rowOrder(table, hits, sort);
+  if (!order || k > 32) return sortHits(table, hits, sort).slice(0, k);
+  // Keep the k smallest ranks seen so far in an ascending buffer.
+  const best = new Int32Array(k);
+  let size = 0;
+  for (let i = 0; i < hits.length; i++) {
+    const r = order.rank[hits[i] as number]!;
+    if (size === k && r >= best[k - 1]!) continue;
+    let j = size < k ? size++ : k - 1;
+    while (j > 0 && best[j - 1]! > r) {
+      best[j] = best[j - 1]!;
+      j--;
+    }
+    best[j] = r;
+  }
+  const out = new Array<number>(size);
+  for (let i = 0; i < size; i++) out[i] = order.rowAt[best[i]!]!;
+  return out;
+}
+
 /** Sort hits by the _sort keys; absent values last, ties keep id order. */
 export function sortHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[]): Hit[] {
   if (sort.length === 0 || hits.length < 2) return hits;
+  const order = rowOrder(table, hits, sort);
+  if (order) return sortRows(hits as number[], order);
   const keys = hits.map((h) => sort.map((k) => keyOf(table, h, k)));
   const idx = hits.map((_, i) => i);
   idx.sort((a, b) => {
@@ -90,6 +129,23 @@ export function sortHits(table: TypeTable | undefined, hits: Hit[], sort: SortKe
   return idx.map((i) => hits[i]!);
 }
 
+function sortRows(rows: number[], order: RowOrder): number[] {
+  const ranks = new Int32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) ranks[i] = order.rank[rows[i]!]!;
+  ranks.sort();
+  const out = new Array<number>(rows.length);
+  for (let i = 0; i < ranks.length; i++) out[i] = order.rowAt[ranks[i]!]!;
+  return out;
+}
+
+let lastMs = NaN;
+let lastInstant = "";
+/** The current time as HAPI writes it (2024-01-02T03:04:05.678+00:00); one string per millisecond. */
 export function nowInstant(): string {
-  return new Date().toISOString().replace("Z", "+00:00");
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastInstant = new Date(ms).toISOString().replace("Z", "+00:00");
+  }
+  return lastInstant;
 }

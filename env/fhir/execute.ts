@@ -1,7 +1,7 @@
 // Running parsed criteria against a base TypeTable: the smallest index list drives, the other
 // criteria filter (index membership by binary search, date/string columns, then parse-on-demand).
-import { matchDate, type DateRange } from "./dates.ts";
-import { matchesCriterion, stringMatches } from "./matcher.ts";
+import { matchDate, type DatePrefix, type DateRange } from "./dates.ts";
+import { foldedStringMatches, matchesCriterion } from "./matcher.ts";
 import type { Criterion, TokenValue } from "./query.ts";
 import { PATIENT_TOKEN_PARAMS, type TypeTable } from "./table.ts";
 
@@ -106,13 +106,13 @@ function dateFilter(table: TypeTable, c: Criterion): ((row: number) => boolean) 
 
 function stringFilter(table: TypeTable, c: Criterion): ((row: number) => boolean) | undefined {
   if (c.def.type !== "string" || c.modifier === "missing") return undefined;
-  const col = table.strings.get(c.def.name);
   const mod = c.modifier as "" | "exact" | "contains";
+  const col = (mod === "exact" ? table.strings : table.foldedStrings).get(c.def.name);
   const values = c.values as string[];
   return (row) => {
     const strings = col?.[row];
     if (!strings) return false;
-    for (const s of strings) for (const q of values) if (stringMatches(s, mod, q)) return true;
+    for (const s of strings) for (const q of values) if (foldedStringMatches(s, mod, q)) return true;
     return false;
   };
 }
@@ -152,10 +152,12 @@ function lowerBound(a: Float64Array, x: number): number {
 
 /**
  * With a big driver list and single-valued date criteria, only rows whose date falls in the
- * criteria's window can match: find them by binary search in a date-sorted copy of the list.
- * Returns candidate rows in ascending row order, or undefined when this does not apply.
+ * criteria's window can match: find them by binary search in a date-sorted copy of the list,
+ * and test those criteria there on contiguous values (the table's columns are big and rows are
+ * scattered). Returns the matching rows in ascending row order and the criteria it settled,
+ * or undefined when this does not apply.
  */
-function dateWindow(table: TypeTable, list: Int32Array, criteria: Criterion[]): number[] | undefined {
+function dateWindow(table: TypeTable, list: Int32Array, criteria: Criterion[]): { rows: Int32Array; settled: Criterion[] } | undefined {
   if (list.length < 64) return undefined;
   for (const c of criteria) {
     if (c.def.type !== "date" || c.modifier !== "" || c.values.length !== 1) continue;
@@ -163,25 +165,38 @@ function dateWindow(table: TypeTable, list: Int32Array, criteria: Criterion[]): 
     if (!col || col.extra.size > 0 || !Number.isFinite(col.maxSpan)) continue;
     let from = -Infinity;
     let to = Infinity;
+    const settled: Criterion[] = [];
     for (const d of criteria) {
       if (d.def !== c.def || d.modifier !== "" || d.values.length !== 1) continue;
       const v = d.values[0] as { prefix: string; range: DateRange };
       const [a, b] = loWindow(v.prefix, v.range, col.maxSpan);
       from = Math.max(from, a);
       to = Math.min(to, b);
+      settled.push(d);
     }
     if (from === -Infinity && to === Infinity) continue;
     let sorted = col.sorted.get(list);
     if (!sorted) {
       const rows = Array.from(list).filter((r) => col.lo[r] === col.lo[r]); // rows without a date never match
       rows.sort((x, y) => col.lo[x]! - col.lo[y]!);
-      sorted = { rows: Int32Array.from(rows), los: Float64Array.from(rows, (r) => col.lo[r]!) };
+      sorted = { rows: Int32Array.from(rows), los: Float64Array.from(rows, (r) => col.lo[r]!), his: Float64Array.from(rows, (r) => col.hi[r]!) };
       col.sorted.set(list, sorted);
     }
     const start = lowerBound(sorted.los, from);
     const end = to === Infinity ? sorted.los.length : lowerBound(sorted.los, to + 0.5);
-    const out = Array.from(sorted.rows.subarray(start, Math.max(start, end)));
-    return out.sort((x, y) => x - y);
+    // A wide window saves little over filtering the whole list, and costs a sort.
+    if (end - start > list.length / 2) return undefined;
+    const values = settled.map((d) => (d.values as { prefix: DatePrefix; range: DateRange }[])[0]!);
+    const out = new Int32Array(Math.max(0, end - start));
+    const target: DateRange = { lo: 0, hi: 0 };
+    let n = 0;
+    rows: for (let i = start; i < end; i++) {
+      target.lo = sorted.los[i]!;
+      target.hi = sorted.his[i]!;
+      for (let k = 0; k < values.length; k++) if (!matchDate(values[k]!.prefix, target, values[k]!.range)) continue rows;
+      out[n++] = sorted.rows[i]!;
+    }
+    return { rows: out.subarray(0, n).sort(), settled };
   }
   return undefined;
 }
@@ -207,15 +222,11 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
     }
   }
 
+  const unindexed: Criterion[] = [];
   for (const c of rest) {
     const s = indexed(table, c);
-    if (s) {
-      sets.push(s);
-      continue;
-    }
-    const f = dateFilter(table, c) ?? stringFilter(table, c);
-    if (f) filters.push(f);
-    else parsed.push(c);
+    if (s) sets.push(s);
+    else unindexed.push(c);
   }
 
   let driver: ArrayLike<number> | undefined;
@@ -223,11 +234,20 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
   for (let i = 0; i < sets.length; i++) {
     if (driverIndex < 0 || setSize(sets[i]!) < setSize(sets[driverIndex]!)) driverIndex = i;
   }
+  let settled: Criterion[] = [];
   if (driverIndex >= 0) {
     const set = sets[driverIndex]!;
-    driver = (set.length === 1 && dateWindow(table, set[0]!, criteria)) || materialize(set);
+    const window = set.length === 1 ? dateWindow(table, set[0]!, unindexed) : undefined;
+    if (window) ({ rows: driver, settled } = window);
+    else driver = materialize(set);
   }
   const others = sets.filter((_, i) => i !== driverIndex);
+  for (const c of unindexed) {
+    if (settled.includes(c)) continue;
+    const f = dateFilter(table, c) ?? stringFilter(table, c);
+    if (f) filters.push(f);
+    else parsed.push(c);
+  }
 
   const out: number[] = [];
   const n = driver ? driver.length : table.size;

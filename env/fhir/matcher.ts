@@ -14,9 +14,13 @@ export function tokenMatches(t: Token, v: TokenValue): boolean {
 }
 
 export function stringMatches(value: string, modifier: "" | "exact" | "contains", query: string): boolean {
+  return foldedStringMatches(modifier === "exact" ? value : normalizeString(value), modifier, query);
+}
+
+/** stringMatches for a value already normalized (unless :exact, which compares as written). */
+export function foldedStringMatches(value: string, modifier: "" | "exact" | "contains", query: string): boolean {
   if (modifier === "exact") return value === query;
-  const norm = normalizeString(value);
-  return modifier === "contains" ? norm.includes(query) : norm.startsWith(query);
+  return modifier === "contains" ? value.includes(query) : value.startsWith(query);
 }
 
 export function dateMatches(ranges: DateRange[], prefix: DatePrefix, search: DateRange): boolean {

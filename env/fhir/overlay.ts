@@ -42,10 +42,14 @@ export class OverlayImpl implements Overlay, Engine {
   }
 
   findHits(parsed: ParsedSearch): Hit[] {
+    return sortHits(this.base.table(parsed.type), this.matchHits(parsed), parsed.sort);
+  }
+
+  matchHits(parsed: ParsedSearch): Hit[] {
     const rows = this.base.baseRows(parsed);
     const table = this.base.table(parsed.type);
     const changed = this.changes.get(parsed.type);
-    if (!changed || changed.size === 0) return sortHits(table, rows, parsed.sort);
+    if (!changed || changed.size === 0) return rows;
     const mine: OverlayRecord[] = [];
     for (const rec of changed.values()) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
     mine.sort((a, b) => a.order - b.order);
@@ -57,7 +61,7 @@ export class OverlayImpl implements Overlay, Engine {
       merged.push(row);
     }
     while (j < mine.length) merged.push(mine[j++]!);
-    return sortHits(table, merged, parsed.sort);
+    return merged;
   }
 
   read(type: string, id: string): FhirResource | undefined {

@@ -62,6 +62,7 @@ const RESULT_PARAMS = new Set(["_count", "_sort", "_summary", "_total", "_format
 const UNSUPPORTED = new Set(["_include", "_revinclude", "_has", "_contained", "_containedType", "_text", "_content", "_list", "_query", "_filter"]);
 
 function decode(part: string): string {
+  if (!part.includes("%") && !part.includes("+")) return part;
   try {
     return decodeURIComponent(part.replace(/\+/g, " "));
   } catch {

@@ -2,11 +2,11 @@
 import { randomUUID } from "node:crypto";
 import { renderBundle, renderOperationOutcome, type BundleLink } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
-import { hitEntryText, hitId, nowInstant, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { hitEntryText, hitId, nowInstant, sortHits, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { compactJson, prettyJson, reindent } from "./pretty.ts";
-import { parseQueryString, parseSearch } from "./query.ts";
+import { parseQueryString, parseSearch, type SortKey } from "./query.ts";
 import { R4_RESOURCE_TYPES } from "./resource-types.ts";
 import { BaseStore } from "./store.ts";
 import { ENTRY_INDENT, type TypeTable } from "./table.ts";
@@ -29,11 +29,16 @@ interface PagedSearch {
   engine: Engine;
   table: TypeTable | undefined;
   type: string;
+  /** In id order until a later page is asked for, then sorted by `sort` (and `sort` emptied). */
   hits: Hit[];
+  sort: SortKey[];
 }
+
+const PLAIN_PARAM = /^[A-Za-z0-9._*-]*$/;
 
 /** Java URLEncoder-style escaping, as in HAPI's links. */
 function escapeParam(v: string): string {
+  if (PLAIN_PARAM.test(v)) return v;
   return encodeURIComponent(v)
     .replace(/[!'()~]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
     .replace(/%20/g, "+");
@@ -46,6 +51,9 @@ export class FhirService {
   private readonly base: BaseStore;
   private readonly serverOverlay: OverlayImpl;
   private readonly pages = new Map<string, PagedSearch>();
+  /** Page ids in the order remembered, as a ring: the oldest is dropped when it is full. */
+  private readonly pageRing: (string | undefined)[];
+  private pageRingNext = 0;
   private readonly pageCacheSize: number;
   private readonly knownTypes: Set<string>;
   private metadataText: string | undefined;
@@ -58,6 +66,7 @@ export class FhirService {
     this.maxCount = options.maxCount ?? store.maxCount;
     this.defaultCount = Math.min(options.defaultCount ?? 20, this.maxCount);
     this.pageCacheSize = options.pageCacheSize ?? 2000;
+    this.pageRing = new Array<string | undefined>(Math.max(1, this.pageCacheSize));
     // Requests without an overlay share one: the standalone server's own writes.
     this.serverOverlay = store.newOverlay() as OverlayImpl;
     this.knownTypes = new Set([...R4_RESOURCE_TYPES, ...store.types()]);
@@ -149,20 +158,24 @@ export class FhirService {
 
   private remember(p: PagedSearch): string {
     const id = randomUUID();
+    const oldest = this.pageRing[this.pageRingNext];
+    if (oldest !== undefined) this.pages.delete(oldest);
+    this.pageRing[this.pageRingNext] = id;
+    this.pageRingNext = (this.pageRingNext + 1) % this.pageRing.length;
     this.pages.set(id, p);
-    if (this.pages.size > this.pageCacheSize) this.pages.delete(this.pages.keys().next().value!);
     return id;
   }
 
   private search(type: string, query: string, engine: Engine): FhirResponse {
     const parsed = parseSearch(type, query, { maxCount: this.maxCount });
-    const hits = engine.findHits(parsed);
+    const hits = engine.matchHits(parsed);
     const table = engine.table(type);
     const count = parsed.summaryCount ? 0 : (parsed.count ?? this.defaultCount);
     const shown = Math.min(count, hits.length);
+    const first = topHits(table, hits, parsed.sort, shown);
     const links: BundleLink[] = [{ relation: "self", url: this.selfLink(type, parsed.params) }];
     if (shown < hits.length && count > 0) {
-      const id = this.remember({ engine, table, type, hits });
+      const id = this.remember({ engine, table, type, hits, sort: parsed.sort });
       links.push({ relation: "next", url: this.pageLink(id, count, count, parsed.pretty) });
     }
     const text = renderBundle(
@@ -171,7 +184,7 @@ export class FhirService {
         lastUpdated: nowInstant(),
         total: parsed.total === "none" ? undefined : hits.length,
         links,
-        entries: this.entries(table, type, hits, 0, shown),
+        entries: this.entries(table, type, first, 0, shown),
       },
       parsed.pretty,
     );
@@ -193,6 +206,10 @@ export class FhirService {
     const offset = int("_getpagesoffset", 0);
     const count = int("_count", this.defaultCount);
     if (count > this.maxCount) throw new FhirError(400, `Invalid _count value "${count}": must be an integer from 0 to ${this.maxCount}`);
+    if (p.sort.length) {
+      p.hits = sortHits(p.table, p.hits, p.sort);
+      p.sort = [];
+    }
     const end = Math.min(p.hits.length, offset + count);
     const links: BundleLink[] = [{ relation: "self", url: `${this.baseUrl}?${query}` }];
     if (end < p.hits.length && count > 0) links.push({ relation: "next", url: this.pageLink(id, end, count, pretty) });

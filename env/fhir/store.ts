@@ -66,6 +66,10 @@ export class BaseStore implements FhirStore, Engine {
     return sortHits(this.tables.get(parsed.type), this.baseRows(parsed), parsed.sort);
   }
 
+  matchHits(parsed: ParsedSearch): Hit[] {
+    return this.baseRows(parsed);
+  }
+
   lookup(type: string, id: string): number | undefined {
     return this.tables.get(type)?.idIndex.get(id);
   }

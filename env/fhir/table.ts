@@ -4,7 +4,7 @@
 // time it is served (or at build with `prerender`), so load time is not spent on rows never shown.
 import type { DateRange } from "./dates.ts";
 import { prettyJson } from "./pretty.ts";
-import { searchParams, type DateParam, type ReferenceParam, type StringParam, type TokenParam } from "./search-params.ts";
+import { normalizeString, searchParams, type DateParam, type ReferenceParam, type StringParam, type TokenParam } from "./search-params.ts";
 
 type R = Record<string, unknown>;
 
@@ -15,8 +15,66 @@ export interface DateColumn {
   extra: Map<number, DateRange[]>;
   /** Largest hi - lo of a single-range row (Infinity with open periods). */
   maxSpan: number;
-  /** Date-sorted copies of index lists, made on first use: rows by ascending lo, and their lo values. */
-  sorted: WeakMap<Int32Array, { rows: Int32Array; los: Float64Array }>;
+  /** Date-sorted copies of index lists, made on first use: rows by ascending lo, and their lo and hi values. */
+  sorted: WeakMap<Int32Array, { rows: Int32Array; los: Float64Array; his: Float64Array }>;
+  /** Whole-table _sort orders, made on first use (see dateOrder). */
+  orders: { ascending?: RowOrder; descending?: RowOrder };
+}
+
+/** A total order of a table's rows: `rank[row]` is its position, `rowAt[rank]` the row there. */
+export interface RowOrder {
+  rank: Int32Array;
+  rowAt: Int32Array;
+}
+
+/**
+ * The _sort order of every row by a date column: ascending by earliest start, or descending by
+ * latest start; rows without a value last; ties in row (id) order. Sorting a hit list is then a
+ * native integer sort of ranks. Built with one typed-array sort: each row's key is replaced by
+ * its dense rank among distinct keys, so (key, row) packs exactly into one double.
+ */
+export function dateOrder(col: DateColumn, descending: boolean): RowOrder {
+  const cached = descending ? col.orders.descending : col.orders.ascending;
+  if (cached) return cached;
+  const n = col.lo.length;
+  const keys = new Float64Array(n);
+  for (let row = 0; row < n; row++) {
+    const extra = col.extra.get(row);
+    keys[row] = extra ? (descending ? Math.max(...extra.map((r) => r.lo)) : Math.min(...extra.map((r) => r.lo))) : col.lo[row]!;
+  }
+  const distinct = Float64Array.from(keys).sort(); // NaN sorts last
+  let d = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || !Object.is(distinct[i], distinct[d - 1])) distinct[d++] = distinct[i]!;
+  const values = distinct.subarray(0, d);
+  const packed = new Float64Array(n);
+  for (let row = 0; row < n; row++) {
+    const k = keys[row]!;
+    let dense: number;
+    if (k !== k) dense = d; // no value: last either way
+    else {
+      let lo = 0;
+      let hi = d - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (values[mid]! < k) lo = mid + 1;
+        else hi = mid;
+      }
+      dense = descending ? d - 1 - lo : lo;
+    }
+    packed[row] = dense * n + row;
+  }
+  packed.sort();
+  const rank = new Int32Array(n);
+  const rowAt = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = packed[i]! % n;
+    rowAt[i] = row;
+    rank[row] = i;
+  }
+  const order = { rank, rowAt };
+  if (descending) col.orders.descending = order;
+  else col.orders.ascending = order;
+  return order;
 }
 
 /** The pretty indent of a resource inside a Bundle entry ("resource": {...}). */
@@ -44,7 +102,10 @@ export class TypeTable {
     /** "Patient/id" -> token param -> code -> rows. */
     readonly patientTokens: Map<string, Map<string, Lists<Int32Array>>>,
     readonly dates: Map<string, DateColumn>,
+    /** string param -> per row: the values as written (for :exact). */
     readonly strings: Map<string, (string[] | undefined)[]>,
+    /** string param -> per row: the values normalized for matching (accents and case folded). */
+    readonly foldedStrings: Map<string, (string[] | undefined)[]>,
   ) {}
 
   get size(): number {
@@ -98,6 +159,7 @@ export class TableBuilder {
   private dateHi = new Map<string, number[]>();
   private dateExtra = new Map<string, Map<number, DateRange[]>>();
   private strings = new Map<string, (string[] | undefined)[]>();
+  private foldedStrings = new Map<string, (string[] | undefined)[]>();
   private readonly tokenDefs: TokenParam[] = [];
   private readonly dateDefs: DateParam[] = [];
   private readonly stringDefs: StringParam[] = [];
@@ -153,8 +215,8 @@ export class TableBuilder {
     }
     for (const def of this.stringDefs) {
       const values = def.strings(r);
-      const col = sub(this.strings, def.name, () => []);
-      col[row] = values.length ? values : undefined;
+      sub(this.strings, def.name, () => [])[row] = values.length ? values : undefined;
+      sub(this.foldedStrings, def.name, () => [])[row] = values.length ? values.map(normalizeString) : undefined;
     }
   }
 
@@ -174,7 +236,7 @@ export class TableBuilder {
         this.texts = order.map((o) => this.texts[o]!);
         this.idIndex.clear();
         this.ids.forEach((id, row) => this.idIndex.set(id, row));
-        for (const [name, col] of this.strings) this.strings.set(name, order.map((o) => col[o]));
+        for (const m of [this.strings, this.foldedStrings]) for (const [name, col] of m) m.set(name, order.map((o) => col[o]));
       }
     }
     const pack = (rows: number[]): Int32Array => {
@@ -214,9 +276,10 @@ export class TableBuilder {
       for (const [row, ranges] of this.dateExtra.get(name) ?? []) extra.set(perm ? perm[row]! : row, ranges);
       let maxSpan = 0;
       for (let i = 0; i < n; i++) if (hi[i]! - lo[i]! > maxSpan) maxSpan = hi[i]! - lo[i]!;
-      dates.set(name, { lo, hi, extra, maxSpan, sorted: new WeakMap() });
+      dates.set(name, { lo, hi, extra, maxSpan, sorted: new WeakMap(), orders: {} });
     }
     for (const col of this.strings.values()) col.length = n;
+    for (const col of this.foldedStrings.values()) col.length = n;
     return new TypeTable(
       this.type,
       this.ids,
@@ -229,6 +292,7 @@ export class TableBuilder {
       patientTokens,
       dates,
       this.strings,
+      this.foldedStrings,
     );
   }
 }
