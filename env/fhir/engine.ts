@@ -19,6 +19,8 @@ export interface OverlayRecord {
   resource: R;
   /** Compact JSON text. */
   text: string;
+  /** The patients ("Patient/id") the resource belongs to, for the overlay's patient index. */
+  patients: string[];
   pretty?: string;
 }
 

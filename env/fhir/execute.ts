@@ -55,6 +55,12 @@ function isPatientCriterion(c: Criterion): boolean {
   return c.def.name === "subject" && (c.values as string[]).every((v) => v.startsWith("Patient/"));
 }
 
+/** The one patient ("Patient/id") every match must belong to, when the criteria name exactly one. */
+export function singlePatient(criteria: Criterion[]): string | undefined {
+  for (const c of criteria) if (isPatientCriterion(c) && c.values.length === 1) return c.values[0] as string;
+  return undefined;
+}
+
 /** Per value, the index list of a token criterion; undefined when a value form has no index. */
 function tokenLists(table: TypeTable, c: Criterion): Int32Array[] | undefined {
   const out: Int32Array[] = [];

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { CREATED_ORDER_BASE, ID_RE, hitResource, nowInstant, orderOf, sortHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { stringifyCompact } from "./json.ts";
+import { singlePatient } from "./execute.ts";
 import { matchesAll } from "./matcher.ts";
 import { parseSearch, type ParsedSearch } from "./query.ts";
 import { searchParams } from "./search-params.ts";
@@ -20,8 +21,12 @@ function randomSource(): string {
   return s;
 }
 
+const NO_RECORDS: ReadonlySet<OverlayRecord> = new Set();
+
 export class OverlayImpl implements Overlay, Engine {
   private readonly changes = new Map<string, Map<string, OverlayRecord>>();
+  /** type -> "Patient/id" -> live (not deleted) records of that patient: patient searches check only these. */
+  private readonly byPatientRef = new Map<string, Map<string, Set<OverlayRecord>>>();
   private created = 0;
   writes = 0;
 
@@ -50,8 +55,10 @@ export class OverlayImpl implements Overlay, Engine {
     const table = this.base.table(parsed.type);
     const changed = this.changes.get(parsed.type);
     if (!changed || changed.size === 0) return rows;
+    const patient = singlePatient(parsed.criteria);
+    const candidates = patient === undefined ? changed.values() : (this.byPatientRef.get(parsed.type)?.get(patient) ?? NO_RECORDS).values();
     const mine: OverlayRecord[] = [];
-    for (const rec of changed.values()) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
+    for (const rec of candidates) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
     mine.sort((a, b) => a.order - b.order);
     const merged: Hit[] = [];
     let j = 0;
@@ -107,12 +114,30 @@ export class OverlayImpl implements Overlay, Engine {
       meta: { versionId: String(version), lastUpdated: nowInstant(), ...otherMeta, source: typeof source === "string" ? source : randomSource() },
       ...rest,
     };
-    const rec: OverlayRecord = { type, id, order, version, deleted: false, resource, text: stringifyCompact(resource) };
-    let m = this.changes.get(type);
-    if (!m) this.changes.set(type, (m = new Map()));
-    m.set(id, rec);
-    this.writes++;
+    const patientDef = searchParams(type).get("patient");
+    const patients = patientDef?.type === "reference" ? patientDef.refs(resource) : [];
+    const rec: OverlayRecord = { type, id, order, version, deleted: false, resource, text: stringifyCompact(resource), patients };
+    this.put(rec);
     return rec;
+  }
+
+  /** Store a record (or tombstone), replacing the previous one in the patient index. */
+  private put(rec: OverlayRecord): void {
+    let m = this.changes.get(rec.type);
+    if (!m) this.changes.set(rec.type, (m = new Map()));
+    let index = this.byPatientRef.get(rec.type);
+    if (!index) this.byPatientRef.set(rec.type, (index = new Map()));
+    const prev = m.get(rec.id);
+    if (prev) for (const p of prev.patients) index.get(p)?.delete(prev);
+    if (!rec.deleted) {
+      for (const p of rec.patients) {
+        let set = index.get(p);
+        if (!set) index.set(p, (set = new Set()));
+        set.add(rec);
+      }
+    }
+    m.set(rec.id, rec);
+    this.writes++;
   }
 
   private plain(rec: OverlayRecord): FhirResource {
@@ -159,10 +184,7 @@ export class OverlayImpl implements Overlay, Engine {
     if (h === undefined || h === "deleted") return false;
     const order = orderOf(h);
     const version = typeof h === "number" ? 1 : h.version;
-    let m = this.changes.get(type);
-    if (!m) this.changes.set(type, (m = new Map()));
-    m.set(id, { type, id, order, version: version + 1, deleted: true, resource: {}, text: "{}" });
-    this.writes++;
+    this.put({ type, id, order, version: version + 1, deleted: true, resource: {}, text: "{}", patients: [] });
     return true;
   }
 }

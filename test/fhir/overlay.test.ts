@@ -86,4 +86,38 @@ describe("overlays", () => {
       { seed: 20261123, numRuns: 150 },
     );
   });
+
+  it("patient searches see exactly the overlay's live writes of that patient, across moves and deletes (property)", () => {
+    const store = buildFixtureStore();
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant("create" as const), patient: fc.constantFrom(...PATIENTS), code: fc.constantFrom("K", "X") }),
+      fc.record({ kind: fc.constant("move" as const), pick: fc.nat(), patient: fc.constantFrom(...PATIENTS) }),
+      fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
+        const o = store.newOverlay();
+        const ids: string[] = ["101", "102", "103", "104", "105", "106", "107"];
+        for (const w of ops) {
+          if (w.kind === "create") ids.push(o.create(vital(w.patient, w.code, 3)).id!);
+          else {
+            const id = ids[w.pick % ids.length]!;
+            const current = o.read("Observation", id);
+            if (!current) continue;
+            if (w.kind === "delete") o.delete("Observation", id);
+            else o.update("Observation", id, { ...current, subject: { reference: `Patient/${w.patient}` } });
+          }
+        }
+        const all = o.search("Observation", "_count=50").resources;
+        for (const p of PATIENTS) {
+          const expected = all.filter((r) => (r.subject as { reference?: string } | undefined)?.reference === `Patient/${p}`).map((r) => r.id);
+          expect(o.search("Observation", `patient=${p}&_count=50`).resources.map((r) => r.id)).toEqual(expected);
+          expect(o.search("Observation", `subject=Patient/${p}&code=K&_count=50`).resources.map((r) => r.id)).toEqual(
+            all.filter((r) => expected.includes(r.id) && JSON.stringify(r.code).includes('"K"')).map((r) => r.id),
+          );
+        }
+      }),
+      { seed: 4242, numRuns: 150 },
+    );
+  });
 });
