@@ -27,6 +27,8 @@ export class OverlayImpl implements Overlay, Engine {
   private readonly changes = new Map<string, Map<string, OverlayRecord>>();
   /** type -> "Patient/id" -> live (not deleted) records of that patient: patient searches check only these. */
   private readonly byPatientRef = new Map<string, Map<string, Set<OverlayRecord>>>();
+  /** type -> base rows this overlay updated or deleted (created records never reuse a base id). */
+  private readonly changedRows = new Map<string, Set<number>>();
   private created = 0;
   writes = 0;
 
@@ -52,18 +54,19 @@ export class OverlayImpl implements Overlay, Engine {
 
   matchHits(parsed: ParsedSearch): Hit[] {
     const rows = this.base.baseRows(parsed);
-    const table = this.base.table(parsed.type);
     const changed = this.changes.get(parsed.type);
     if (!changed || changed.size === 0) return rows;
     const patient = singlePatient(parsed.criteria);
     const candidates = patient === undefined ? changed.values() : (this.byPatientRef.get(parsed.type)?.get(patient) ?? NO_RECORDS).values();
     const mine: OverlayRecord[] = [];
     for (const rec of candidates) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
+    const changedRows = this.changedRows.get(parsed.type);
+    if (mine.length === 0 && !changedRows?.size) return rows;
     mine.sort((a, b) => a.order - b.order);
     const merged: Hit[] = [];
     let j = 0;
     for (const row of rows) {
-      if (changed.has(table!.ids[row]!)) continue;
+      if (changedRows?.has(row)) continue;
       while (j < mine.length && mine[j]!.order < row) merged.push(mine[j++]!);
       merged.push(row);
     }
@@ -137,6 +140,11 @@ export class OverlayImpl implements Overlay, Engine {
       }
     }
     m.set(rec.id, rec);
+    if (rec.order < CREATED_ORDER_BASE) {
+      let rows = this.changedRows.get(rec.type);
+      if (!rows) this.changedRows.set(rec.type, (rows = new Set()));
+      rows.add(rec.order);
+    }
     this.writes++;
   }
 
