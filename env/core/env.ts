@@ -165,6 +165,8 @@ interface Episode {
   writes: WritesMode;
   conn: EpisodeConnection | undefined;
   messages: Message[];
+  /** This step's new messages as handed to the caller: copies, see `say`. */
+  observation: Message[];
   actions: Action[];
   info: EpisodeInfo;
   tools?: unknown[];
@@ -213,12 +215,14 @@ export class MedAgentEnv {
       writes: parsed.writes ?? cfg.writes,
       conn: await cfg.backend.open(),
       messages,
+      observation: [],
       actions: [],
       info: { taskId: task.id, status: "running", rounds: 0, invalidActions: 0 },
       tools,
     };
     this.ep = ep;
-    return tools ? { observation: [...messages], tools, info: { ...ep.info } } : { observation: [...messages], info: { ...ep.info } };
+    const observation = messages.map((m) => ({ ...m }));
+    return tools ? { observation, tools, info: { ...ep.info } } : { observation, info: { ...ep.info } };
   }
 
   async step(turn: AgentTurn): Promise<StepResult> {
@@ -227,7 +231,7 @@ export class MedAgentEnv {
     if (ep.info.status !== "running") throw new EpisodeStateError(`the episode has ended (status ${ep.info.status})`);
     if (this.busy) throw new EpisodeStateError("another step of this episode is still running");
     this.busy = true;
-    const before = ep.messages.length;
+    ep.observation = [];
     try {
       if (ep.protocol === "text") await this.textStep(ep, turn);
       else await this.toolStep(ep, turn);
@@ -245,8 +249,8 @@ export class MedAgentEnv {
     } finally {
       this.busy = false;
     }
-    // The assistant turn itself is not an observation.
-    const observation = ep.messages.slice(before + 1);
+    const observation = ep.observation;
+    ep.observation = [];
     const status = ep.info.status as EpisodeStatus;
     return {
       observation,
@@ -294,12 +298,26 @@ export class MedAgentEnv {
     return await ep.conn.request(body === undefined ? { method, path } : { method, path, body });
   }
 
+  /**
+   * Adds an environment message to the history and to this step's observation, as separate
+   * objects (a caller may change what it was handed). `fresh` rebuilds the content as a separate
+   * string: a GET reply is a rope over the store's shared row texts, and serializing the caller's
+   * copy flattens that string in place; with its own rope the history keeps referencing the shared
+   * texts instead of holding a flat ~20 KB copy per step, which a server with many open episodes
+   * would otherwise keep copying through young-generation GCs.
+   */
+  private say(ep: Episode, message: Message, fresh?: () => string): void {
+    ep.messages.push(message);
+    ep.observation.push(fresh ? { ...message, content: fresh() } : { ...message });
+  }
+
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
     const content = typeof turn === "string" ? turn : (turn.content ?? "");
     ep.messages.push({ role: "assistant", content });
     ep.info.rounds++;
     const t = parseTextTurn(content);
     let reply: string | undefined;
+    let fresh: (() => string) | undefined;
     switch (t.kind) {
       case "GET": {
         const route = this.config.router.route(t.url);
@@ -308,6 +326,7 @@ export class MedAgentEnv {
           const res = await this.request(ep, "GET", route.path);
           action.response = { status: res.status, text: res.text };
           reply = res.status < 400 ? getReply(res.text) : getErrorReply(httpErrorMessage(res.status, route.url));
+          if (res.status < 400) fresh = () => getReply(res.text);
         } else reply = getErrorReply(route.error);
         ep.actions.push(action);
         break;
@@ -340,7 +359,7 @@ export class MedAgentEnv {
     }
     if (reply !== undefined) {
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      ep.messages.push({ role: "user", content: reply });
+      this.say(ep, { role: "user", content: reply }, fresh);
     }
   }
 
@@ -395,7 +414,7 @@ export class MedAgentEnv {
         }
       }
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      ep.messages.push({ role: "tool", tool_call_id: call.id, content: reply });
+      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
     }
   }
 

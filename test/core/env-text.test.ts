@@ -76,6 +76,20 @@ describe("MedAgentEnv, text protocol", () => {
     expect(again.observation[0]!.content).toContain('"total": 3');
   });
 
+  it("hands out observations the caller may change without touching the record", async () => {
+    const env = new MedAgentEnv(config);
+    const first = await env.reset({ task: task("t") });
+    first.observation[0]!.content = "changed";
+    const step = await env.step(`GET ${API_BASE}Observation?patient=${MRNS[0]}`);
+    const text = step.observation[0]!.content as string;
+    expect(JSON.parse(JSON.stringify(step)).observation[0].content).toBe(text);
+    step.observation[0]!.content = "changed too";
+    const rec = env.record();
+    expect(rec.messages[0]!.content).not.toBe("changed");
+    expect(rec.messages[2]!.content).toBe(text);
+    expect(rec.actions[0]!.reply).toBe(text);
+  });
+
   it("answers invalid POST bodies and GET errors like the harness", async () => {
     const env = new MedAgentEnv(config);
     await env.reset({ task: task("t") });
