@@ -325,8 +325,10 @@ export class MedAgentEnv {
         if (route.ok) {
           const res = await this.request(ep, "GET", route.path);
           action.response = { status: res.status, text: res.text };
-          reply = res.status < 400 ? getReply(res.text) : getErrorReply(httpErrorMessage(res.status, route.url));
-          if (res.status < 400) fresh = () => getReply(res.text);
+          if (res.status < 400) {
+            fresh = () => getReply(res.text);
+            reply = fresh();
+          } else reply = getErrorReply(httpErrorMessage(res.status, route.url));
         } else reply = getErrorReply(route.error);
         ep.actions.push(action);
         break;

@@ -84,13 +84,15 @@ function rowOrder(table: TypeTable | undefined, hits: Hit[], sort: SortKey[]): R
 }
 
 /**
- * The first `k` hits in _sort order (all of them when k >= hits.length). A first page of a
- * big sorted result (`_sort=-date&_count=1`) is a linear selection, not a full sort.
+ * The first `k` hits in _sort order by linear selection, so a first page of a big sorted result
+ * (`_sort=-date&_count=1`) costs no full sort; undefined when selection does not apply (no _sort,
+ * no precomputed order, a large k, or k covers every hit): sort them with sortHits then.
  */
-export function topHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[], k: number): Hit[] {
-  if (sort.length === 0 || k >= hits.length) return sortHits(table, hits, sort).slice(0, k);
+export function topHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[], k: number): Hit[] | undefined {
+  if (sort.length === 0 || k > 32 || k >= hits.length) return undefined;
+  if (k === 0) return [];
   const order = rowOrder(table, hits, sort);
-  if (!order || k > 32) return sortHits(table, hits, sort).slice(0, k);
+  if (!order) return undefined;
   // Keep the k smallest ranks seen so far in an ascending buffer.
   const best = new Int32Array(k);
   let size = 0;

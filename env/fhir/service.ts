@@ -168,14 +168,17 @@ export class FhirService {
 
   private search(type: string, query: string, engine: Engine): FhirResponse {
     const parsed = parseSearch(type, query, { maxCount: this.maxCount });
-    const hits = engine.matchHits(parsed);
+    const matched = engine.matchHits(parsed);
     const table = engine.table(type);
     const count = parsed.summaryCount ? 0 : (parsed.count ?? this.defaultCount);
-    const shown = Math.min(count, hits.length);
-    const first = topHits(table, hits, parsed.sort, shown);
+    const shown = Math.min(count, matched.length);
+    // A small first page is selected; otherwise sort once, for this page and the later ones.
+    const selected = topHits(table, matched, parsed.sort, shown);
+    const hits = selected ? matched : sortHits(table, matched, parsed.sort);
+    const first = selected ?? hits;
     const links: BundleLink[] = [{ relation: "self", url: this.selfLink(type, parsed.params) }];
     if (shown < hits.length && count > 0) {
-      const id = this.remember({ engine, table, type, hits, sort: parsed.sort });
+      const id = this.remember({ engine, table, type, hits, sort: selected ? parsed.sort : [] });
       links.push({ relation: "next", url: this.pageLink(id, count, count, parsed.pretty) });
     }
     const text = renderBundle(

@@ -63,7 +63,7 @@ export class BaseStore implements FhirStore, Engine {
   }
 
   findHits(parsed: ParsedSearch): Hit[] {
-    return sortHits(this.tables.get(parsed.type), this.baseRows(parsed), parsed.sort);
+    return sortHits(this.tables.get(parsed.type), this.matchHits(parsed), parsed.sort);
   }
 
   matchHits(parsed: ParsedSearch): Hit[] {
