@@ -1,12 +1,20 @@
 // NDJSON in and out. Import: one resource per line, or a searchset/collection/transaction Bundle
-// per line or per file (entries are added in order). Export: one file per type, byte-stable.
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
+// per line or per file (entries are added in order). Export: one file per type, byte-stable, each
+// with an index sidecar `<Type>.ndjson.idx` (ndjson-index.ts) that later loads use instead of
+// parsing the file, once they have checked that it describes exactly this file.
+import { createHash } from "node:crypto";
+import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, openSync, readFileSync, read as readFd } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { constants as bufferConstants } from "node:buffer";
 import { join } from "node:path";
 import { once } from "node:events";
-import { BaseStore } from "./store.ts";
+import { Worker } from "node:worker_threads";
+import { ID_RE } from "./engine.ts";
+import { BaseStore, StoreBuilder } from "./store.ts";
 import { compactJson } from "./pretty.ts";
 import { parseLossless } from "./lossless.ts";
+import { TableBuilder, type TypeTable } from "./table.ts";
+import { INDEX_SUFFIX, IndexError, checkRowSpans, encodeNdjsonIndex, readNdjsonIndex, tableFromIndex, type NdjsonIndex } from "./ndjson-index.ts";
 import type { FhirStoreBuilder } from "./types.ts";
 
 export interface LoadProgress {
@@ -17,6 +25,10 @@ export interface LoadProgress {
 
 export interface LoadOptions {
   onProgress?: (p: LoadProgress) => void;
+  /** Why an index sidecar was not used (stale, damaged, another version...): the file was parsed instead. */
+  onWarning?: (message: string) => void;
+  /** Use `<file>.idx` index sidecars where present and valid (default true; false always parses). */
+  useIndex?: boolean;
 }
 
 function addLine(line: string, builder: FhirStoreBuilder, where: string): number {
@@ -44,49 +56,260 @@ function addLine(line: string, builder: FhirStoreBuilder, where: string): number
   return 1;
 }
 
-/** Stream NDJSON files (or single-document JSON Bundles) into the builder; returns resources added. */
-export async function loadNdjson(paths: string | string[], builder: FhirStoreBuilder, options: LoadOptions = {}): Promise<number> {
-  let total = 0;
-  for (const file of Array.isArray(paths) ? paths : [paths]) {
-    let lineNo = 0;
-    let bytes = 0;
-    let carry = "";
-    let whole: string[] | undefined; // a pretty-printed (multi-line) JSON document
-    const stream = createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 22 });
-    for await (const chunk of stream as AsyncIterable<string>) {
-      bytes += chunk.length;
-      if (whole) {
-        whole.push(chunk);
-        continue;
-      }
-      const text = carry + chunk;
-      let start = 0;
-      for (;;) {
-        const nl = text.indexOf("\n", start);
-        if (nl < 0) break;
-        const line = text.slice(start, nl).trim();
-        start = nl + 1;
-        lineNo++;
-        if (line === "") continue;
-        if (lineNo === 1 && line === "{") {
-          whole = [text.slice(0)];
-          start = text.length;
-          break;
-        }
-        total += addLine(line, builder, `${file}:${lineNo}`);
-      }
-      carry = whole ? "" : text.slice(start);
-      options.onProgress?.({ file, resources: total, bytes });
+// ---- the sha256 of a file, on another thread ----
+
+/** Hashes the file behind an open descriptor to its end (the worker shares the process's descriptors). */
+const HASH_WORKER = `
+const { parentPort } = require("node:worker_threads");
+const { readSync } = require("node:fs");
+const { createHash } = require("node:crypto");
+const chunk = Buffer.allocUnsafe(1 << 22);
+parentPort.on("message", ({ id, fd }) => {
+  try {
+    const h = createHash("sha256");
+    let pos = 0;
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, pos);
+      if (n === 0) break;
+      h.update(n === chunk.length ? chunk : chunk.subarray(0, n));
+      pos += n;
     }
-    if (whole) total += addLine(compactJson(whole.join("")), builder, file);
-    else if (carry.trim() !== "") total += addLine(carry.trim(), builder, `${file}:${lineNo + 1}`);
+    parentPort.postMessage({ id, sha256: h.digest("hex"), bytes: pos });
+  } catch (e) {
+    parentPort.postMessage({ id, error: String((e && e.message) || e) });
+  }
+});
+`;
+
+type HashResult = { sha256: string; bytes: number } | { error: string };
+
+class Hasher {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, (r: HashResult) => void>();
+  private next = 0;
+  private failed: string | undefined;
+
+  constructor() {
+    // Plain JavaScript on node builtins: runs the same under tsx, vitest and plain node.
+    this.worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
+    this.worker.unref();
+    this.worker.on("message", (m: { id: number } & HashResult) => {
+      this.pending.get(m.id)?.(m);
+      this.pending.delete(m.id);
+    });
+    const fail = (why: string) => {
+      this.failed ??= why;
+      for (const done of this.pending.values()) done({ error: this.failed });
+      this.pending.clear();
+    };
+    this.worker.on("error", (e) => fail(`hash worker failed: ${e.message}`));
+    this.worker.on("exit", () => fail("hash worker exited"));
+  }
+
+  /** sha256 and byte count of everything behind `fd`. Never rejects. */
+  hash(fd: number): Promise<HashResult> {
+    if (this.failed) return Promise.resolve({ error: this.failed });
+    const id = this.next++;
+    return new Promise((done) => {
+      this.pending.set(id, done);
+      this.worker.postMessage({ id, fd });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.failed ??= "closed";
+    await this.worker.terminate();
+  }
+}
+
+// ---- load ----
+
+/** A file whose sidecar passed the checks that need no reading of the file itself. */
+interface Indexed {
+  file: string;
+  fd: number;
+  size: number;
+  index: NdjsonIndex;
+  hash?: Promise<HashResult>;
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Open `file` and check its sidecar, if it has one; undefined (after a warning if there was a sidecar) means parse. */
+function openIndexed(file: string, warn: (m: string) => void): Indexed | undefined {
+  const sidecar = file + INDEX_SUFFIX;
+  if (!existsSync(sidecar)) return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, "r");
+    const size = fstatSync(fd).size;
+    const index = readNdjsonIndex(readFileSync(sidecar));
+    if (index.header.source.bytes !== size) throw new IndexError(`stale (made for a file of ${index.header.source.bytes} bytes, this one has ${size})`);
+    if (size > bufferConstants.MAX_LENGTH) throw new IndexError("the file is too large to hold in one buffer");
+    return { file, fd, size, index };
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    warn(`${sidecar}: index not used (${message(e)}); parsing ${file}`);
+    return undefined;
+  }
+}
+
+/** Fill `buf` with the first `buf.length` bytes of `fd`, checking that the file has no more. */
+async function readWhole(fd: number, buf: Buffer): Promise<void> {
+  const readAt = (target: Buffer, offset: number, length: number, position: number) =>
+    new Promise<number>((done, fail) => readFd(fd, target, offset, length, position, (err, n) => (err ? fail(err) : done(n))));
+  const size = buf.length;
+  let at = 0;
+  while (at < size) {
+    const n = await readAt(buf, at, Math.min(size - at, 1 << 30), at);
+    if (n === 0) throw new IndexError("the file got shorter while being read");
+    at += n;
+  }
+  if ((await readAt(Buffer.alloc(1), 0, 1, size)) !== 0) throw new IndexError("the file got longer while being read");
+}
+
+/** Load one file through its sidecar into `builder`; the rows added, or undefined (after a warning) to parse it instead. */
+async function loadIndexed(x: Indexed, builder: StoreBuilder, warn: (m: string) => void): Promise<number | undefined> {
+  const h = x.index.header;
+  const refuse = (why: string) => {
+    warn(`${x.file}${INDEX_SUFFIX}: index not used (${why}); parsing ${x.file}`);
+    return undefined;
+  };
+  if (builder.hasType(h.type)) return refuse(`the load already holds ${h.type} resources`);
+  // The file is read on the thread pool and hashed on the worker while the table is built here.
+  const buf = Buffer.allocUnsafe(x.size);
+  const filled = readWhole(x.fd, buf);
+  filled.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
+  let table: TypeTable;
+  try {
+    table = tableFromIndex(x.index, buf);
+    await filled;
+  } catch (e) {
+    await filled.catch(() => undefined);
+    return refuse(message(e));
+  }
+  const hash = await x.hash!;
+  if ("error" in hash) return refuse(hash.error);
+  if (hash.bytes !== x.size || hash.sha256 !== h.source.sha256) return refuse("stale: the file's sha256 differs from the one indexed");
+  try {
+    checkRowSpans(table, buf);
+  } catch (e) {
+    return refuse(message(e));
+  }
+  builder.adoptTable(table, h.maxNumericId);
+  return table.size;
+}
+
+/** Parse one file into the builder; returns resources added. */
+async function parseFile(file: string, builder: FhirStoreBuilder, total: number, options: LoadOptions): Promise<number> {
+  let lineNo = 0;
+  let bytes = 0;
+  let carry = "";
+  let whole: string[] | undefined; // a pretty-printed (multi-line) JSON document
+  const stream = createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 22 });
+  for await (const chunk of stream as AsyncIterable<string>) {
+    bytes += chunk.length;
+    if (whole) {
+      whole.push(chunk);
+      continue;
+    }
+    const text = carry + chunk;
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf("\n", start);
+      if (nl < 0) break;
+      const line = text.slice(start, nl).trim();
+      start = nl + 1;
+      lineNo++;
+      if (line === "") continue;
+      if (lineNo === 1 && line === "{") {
+        whole = [text.slice(0)];
+        start = text.length;
+        break;
+      }
+      total += addLine(line, builder, `${file}:${lineNo}`);
+    }
+    carry = whole ? "" : text.slice(start);
     options.onProgress?.({ file, resources: total, bytes });
+  }
+  if (whole) total += addLine(compactJson(whole.join("")), builder, file);
+  else if (carry.trim() !== "") total += addLine(carry.trim(), builder, `${file}:${lineNo + 1}`);
+  options.onProgress?.({ file, resources: total, bytes });
+  return total;
+}
+
+/**
+ * Stream NDJSON files (or single-document JSON Bundles) into the builder; returns resources added.
+ * A file with a valid index sidecar (`<file>.idx`, written by exportNdjson) is not parsed: its
+ * table is read from the sidecar and its rows' texts from the file's bytes on first use, once the
+ * file's size and sha256 (computed on a worker thread meanwhile) match the ones the sidecar was
+ * made for. Anything else parses the file, with a warning through `onWarning` when a sidecar was
+ * there but not used.
+ */
+export async function loadNdjson(paths: string | string[], builder: FhirStoreBuilder, options: LoadOptions = {}): Promise<number> {
+  const files = Array.isArray(paths) ? paths : [paths];
+  const warn = (m: string) => options.onWarning?.(m);
+  const indexed = options.useIndex !== false && builder instanceof StoreBuilder ? files.map((f) => openIndexed(f, warn)) : [];
+  let hasher: Hasher | undefined;
+  let total = 0;
+  try {
+    for (const x of indexed) {
+      if (!x) continue;
+      try {
+        hasher ??= new Hasher();
+        x.hash = hasher.hash(x.fd); // queued now: the worker hashes ahead of the loop below
+      } catch (e) {
+        x.hash = Promise.resolve({ error: `cannot start the hash worker: ${message(e)}` });
+      }
+    }
+    for (const [i, file] of files.entries()) {
+      const x = indexed[i];
+      if (x) {
+        const n = await loadIndexed(x, builder as StoreBuilder, warn);
+        await x.hash; // the worker is done with the descriptor
+        closeSync(x.fd);
+        x.fd = -1;
+        if (n !== undefined) {
+          total += n;
+          options.onProgress?.({ file, resources: total, bytes: x.size });
+          continue;
+        }
+      }
+      total = await parseFile(file, builder, total, options);
+    }
+  } finally {
+    await hasher?.close(); // before closing descriptors it may still be reading
+    for (const x of indexed) if (x && x.fd >= 0) closeSync(x.fd);
   }
   return total;
 }
 
-/** Write one `<Type>.ndjson` per resource type into `dir` (temp file, then rename). Returns file paths. */
-export async function exportNdjson(store: import("./types.ts").FhirStore, dir: string): Promise<string[]> {
+export interface ExportOptions {
+  /** Write the index sidecar `<Type>.ndjson.idx` beside each file (default true). */
+  index?: boolean;
+}
+
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Write `bytes` to `path` through a temp file and a rename. */
+async function writeAtomic(path: string, bytes: Buffer): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+/**
+ * Write one `<Type>.ndjson` per resource type into `dir` (temp file, then rename), each with its
+ * index sidecar `<Type>.ndjson.idx` unless `options.index` is false. Returns the NDJSON paths.
+ */
+export async function exportNdjson(store: import("./types.ts").FhirStore, dir: string, options: ExportOptions = {}): Promise<string[]> {
   if (!(store instanceof BaseStore)) throw new Error("exportNdjson needs a store from createStoreBuilder().build()");
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
@@ -94,21 +317,36 @@ export async function exportNdjson(store: import("./types.ts").FhirStore, dir: s
     const table = store.table(type)!;
     const path = join(dir, `${type}.ndjson`);
     const tmp = `${path}.tmp-${process.pid}`;
-    const out = createWriteStream(tmp, { encoding: "utf8" });
+    const out = createWriteStream(tmp);
+    const n = table.size;
+    const start = new Float64Array(n);
+    const length = new Int32Array(n);
+    const hash = createHash("sha256");
+    // A raw lone surrogate is written as U+FFFD: the file would then not say what the index does.
+    let indexable = options.index !== false;
+    let pos = 0;
     try {
       let buf: string[] = [];
       let size = 0;
-      for (let row = 0; row < table.size; row++) {
-        const line = compactJson(table.text(row)) + "\n";
-        buf.push(line);
+      const flush = async () => {
+        const chunk = Buffer.from(buf.join(""), "utf8");
+        hash.update(chunk);
+        buf = [];
+        size = 0;
+        if (!out.write(chunk)) await once(out, "drain");
+      };
+      for (let row = 0; row < n; row++) {
+        const line = compactJson(table.peekText(row));
+        const bytes = Buffer.byteLength(line, "utf8");
+        start[row] = pos;
+        length[row] = bytes;
+        pos += bytes + 1;
+        if (indexable && !isWellFormed(line)) indexable = false;
+        buf.push(line, "\n");
         size += line.length;
-        if (size > 1 << 20) {
-          if (!out.write(buf.join(""))) await once(out, "drain");
-          buf = [];
-          size = 0;
-        }
+        if (size > 1 << 20) await flush();
       }
-      if (buf.length) out.write(buf.join(""));
+      if (buf.length) await flush();
       out.end();
       await once(out, "finish");
       await rename(tmp, path);
@@ -117,7 +355,90 @@ export async function exportNdjson(store: import("./types.ts").FhirStore, dir: s
       await rm(tmp, { force: true });
       throw e;
     }
+    if (indexable) await writeAtomic(path + INDEX_SUFFIX, encodeNdjsonIndex(table, { start, length }, { bytes: pos, sha256: hash.digest("hex") }));
+    else await rm(path + INDEX_SUFFIX, { force: true });
     written.push(path);
   }
   return written;
+}
+
+const BUNDLE_LINE = /^\s*\{\s*"resourceType"\s*:\s*"Bundle"/;
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0b || c === 0x0c;
+
+/**
+ * Build and write the index sidecar of an NDJSON file that holds resources of one type, each with
+ * an id, one per line (as `ehrgym ehr generate` writes): parses the whole file, exactly as a load
+ * would. Returns the rows indexed, or why the file gets no sidecar (any old one is then removed).
+ */
+export async function writeNdjsonIndex(path: string): Promise<{ rows: number } | { skipped: string }> {
+  const hash = createHash("sha256");
+  let table: TableBuilder | undefined;
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  let lineNo = 0;
+  /** Index the line data[a, b) that starts at file offset base + a; a reason when it cannot be. */
+  const line = (data: Buffer, a: number, b: number, base: number): string | undefined => {
+    lineNo++;
+    while (a < b && isSpace(data[a]!)) a++;
+    while (b > a && isSpace(data[b - 1]!)) b--;
+    if (a === b) return undefined;
+    const text = data.toString("utf8", a, b);
+    if (text.trim() !== text) return `line ${lineNo}: unusual white space`;
+    if (lineNo === 1 && text === "{") return "a pretty-printed document";
+    if (text.startsWith('{"resourceType":"Bundle"') || BUNDLE_LINE.test(text)) return `line ${lineNo}: a Bundle`;
+    let r: Record<string, unknown>;
+    try {
+      r = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return `line ${lineNo}: invalid JSON`;
+    }
+    if (r === null || typeof r !== "object" || Array.isArray(r)) return `line ${lineNo}: not a JSON object`;
+    const type = r.resourceType;
+    if (typeof type !== "string" || !/^[A-Z][A-Za-z]+$/.test(type)) return `line ${lineNo}: invalid resourceType`;
+    table ??= new TableBuilder(type);
+    if (type !== table.type) return `line ${lineNo}: a ${type} among ${table.type} resources`;
+    const id = r.id;
+    if (typeof id !== "string" || !ID_RE.test(id)) return `line ${lineNo}: no valid id`;
+    if (table.idIndex.has(id)) return `line ${lineNo}: duplicate id ${id}`;
+    table.add(id, "", r); // the sidecar holds no texts
+    starts.push(base + a);
+    lengths.push(b - a);
+    return undefined;
+  };
+  const skip = async (why: string) => {
+    await rm(path + INDEX_SUFFIX, { force: true });
+    return { skipped: why };
+  };
+  let carry = Buffer.alloc(0);
+  let base = 0; // file offset of carry[0]
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    const data = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+    let a = 0;
+    for (;;) {
+      const nl = data.indexOf(0x0a, a);
+      if (nl < 0) break;
+      const why = line(data, a, nl, base);
+      if (why) return skip(why);
+      a = nl + 1;
+    }
+    carry = Buffer.from(data.subarray(a));
+    base += a;
+  }
+  if (carry.length) {
+    const why = line(carry, 0, carry.length, base);
+    if (why) return skip(why);
+  }
+  if (!table) return skip("no resources");
+  const { table: finished, order } = (table as TableBuilder).finishOrdered();
+  const n = finished.size;
+  const start = new Float64Array(n);
+  const length = new Int32Array(n);
+  for (let row = 0; row < n; row++) {
+    const from = order ? order[row]! : row;
+    start[row] = starts[from]!;
+    length[row] = lengths[from]!;
+  }
+  await writeAtomic(path + INDEX_SUFFIX, encodeNdjsonIndex(finished, { start, length }, { bytes: base + carry.length, sha256: hash.digest("hex") }));
+  return { rows: n };
 }

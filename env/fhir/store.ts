@@ -97,8 +97,9 @@ export class BaseStore implements FhirStore, Engine {
   }
 }
 
-class StoreBuilder implements FhirStoreBuilder {
-  private readonly tables = new Map<string, TableBuilder>();
+export class StoreBuilder implements FhirStoreBuilder {
+  /** Per type: rows being added, or a finished table adopted whole (from an index sidecar). */
+  private readonly tables = new Map<string, TableBuilder | TypeTable>();
   private nextNumeric = 1;
   private count = 0;
   private built = false;
@@ -111,8 +112,28 @@ class StoreBuilder implements FhirStoreBuilder {
 
   private tableFor(type: string): TableBuilder {
     let t = this.tables.get(type);
-    if (!t) this.tables.set(type, (t = new TableBuilder(type)));
+    if (t instanceof TableBuilder) return t;
+    // More rows of an adopted type: continue as if its file had been parsed (same map position).
+    t = t ? TableBuilder.fromTable(t) : new TableBuilder(type);
+    this.tables.set(type, t);
     return t;
+  }
+
+  /** Does the builder hold rows of `type` already? */
+  hasType(type: string): boolean {
+    return this.tables.has(type);
+  }
+
+  /**
+   * Take a finished table of a type the builder holds no rows of (from an index sidecar), as if
+   * its rows had been added: `maxNumericId` is its largest numeric id (null: none).
+   */
+  adoptTable(table: TypeTable, maxNumericId: number | null): void {
+    if (this.built) throw new Error("store builder already built");
+    if (this.tables.has(table.type)) throw new Error(`the builder already holds ${table.type} rows`);
+    this.tables.set(table.type, table);
+    if (maxNumericId !== null) this.nextNumeric = Math.max(this.nextNumeric, maxNumericId + 1);
+    this.count += table.size;
   }
 
   private check(r: unknown): asserts r is R & { resourceType: string } {
@@ -160,7 +181,11 @@ class StoreBuilder implements FhirStoreBuilder {
   }
 
   private addResourceChecked(r: R & { resourceType: string }, text: string | undefined): FhirResource {
-    return this.add(r, text ?? stringifyCompact(r));
+    const compact = text ?? stringifyCompact(r);
+    // Index what the text says (as a load of the text would), not the object: they differ for
+    // values that serialize as something else (a Date, a toJSON). Returns the object given.
+    this.add(JSON.parse(compact) as R & { resourceType: string }, compact);
+    return r as FhirResource;
   }
 
   build(): FhirStore {
@@ -168,7 +193,7 @@ class StoreBuilder implements FhirStoreBuilder {
     this.built = true;
     const tables = new Map<string, TypeTable>();
     for (const [type, t] of this.tables) {
-      const table = t.finish();
+      const table = t instanceof TableBuilder ? t.finish() : t;
       if (this.options.prerender) table.prerender();
       tables.set(type, table);
     }

@@ -83,16 +83,67 @@ export const ENTRY_INDENT = 4;
 /** Token params that also get a per-patient index (patient + code / category searches). */
 export const PATIENT_TOKEN_PARAMS = new Set(["code", "category"]);
 
-type Lists<T = number[]> = Map<string, T>;
+export type Lists<T = number[]> = Map<string, T>;
+
+/** Row of an id: a Map from the parse path, or a search over sorted numeric ids (index sidecar). */
+export interface IdIndex {
+  get(id: string): number | undefined;
+  has(id: string): boolean;
+}
+
+const NUMERIC_ID = /^\d{1,15}$/;
+
+/** The id index of a table whose ids are all numeric, in ascending numeric order (row order). */
+export class NumericIdIndex implements IdIndex {
+  constructor(
+    private readonly ids: string[],
+    /** Number(ids[row]), non-decreasing. */
+    private readonly nums: Float64Array,
+  ) {}
+
+  get(id: string): number | undefined {
+    if (!NUMERIC_ID.test(id)) return undefined;
+    const x = Number(id);
+    const nums = this.nums;
+    let lo = 0;
+    let hi = nums.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (nums[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    // Equal numbers with other spellings ("7", "07") sit side by side.
+    for (let row = lo; row < nums.length && nums[row] === x; row++) if (this.ids[row] === id) return row;
+    return undefined;
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+}
+
+/** Where each row's compact text lies in the bytes of its NDJSON file (tables loaded through an index sidecar). */
+export interface RowSource {
+  buf: Buffer;
+  /** Byte offset of each row's line. */
+  start: Float64Array;
+  /** Byte length of each row's line (without the newline). */
+  length: Int32Array;
+}
 
 export class TypeTable {
+  /** Rows whose text still lies only in `source.buf`; the buffer is dropped when none is left. */
+  private unloaded: number;
+  private buf: Buffer | undefined;
+
   constructor(
     readonly type: string,
     readonly ids: string[],
-    /** Compact text until first served, then pretty JSON at ENTRY_INDENT (see `rendered`). */
-    private readonly texts: string[],
+    /** Compact text until first served, then pretty JSON at ENTRY_INDENT (see `rendered`). With a
+     *  `source`, a row's entry stays empty until its text is first used. */
+    private readonly texts: (string | undefined)[],
     private readonly rendered: Uint8Array,
-    readonly idIndex: Map<string, number>,
+    readonly idIndex: IdIndex,
     /** token param -> code -> rows (any system). */
     readonly tokens: Map<string, Lists<Int32Array>>,
     /** token param -> system -> code -> rows. */
@@ -106,16 +157,33 @@ export class TypeTable {
     readonly strings: Map<string, (string[] | undefined)[]>,
     /** string param -> per row: the values normalized for matching (accents and case folded). */
     readonly foldedStrings: Map<string, (string[] | undefined)[]>,
-  ) {}
+    /** The NDJSON bytes the rows' texts are taken from on first use (texts start out empty). */
+    source?: RowSource,
+  ) {
+    this.buf = source?.buf;
+    this.spans = source ? { start: source.start, length: source.length } : undefined;
+    this.unloaded = source ? ids.length : 0;
+  }
+
+  /** Where the rows lie in the NDJSON file, for a table loaded through an index sidecar. */
+  readonly spans: { start: Float64Array; length: Int32Array } | undefined;
 
   get size(): number {
     return this.ids.length;
   }
 
+  private load(row: number): string {
+    const start = this.spans!.start[row]!;
+    const text = this.buf!.toString("utf8", start, start + this.spans!.length[row]!);
+    this.texts[row] = text;
+    if (--this.unloaded === 0) this.buf = undefined; // every row has its own text now
+    return text;
+  }
+
   /** Pretty text at ENTRY_INDENT, rendered once. */
   entryText(row: number): string {
     if (this.rendered[row] === 0) {
-      this.texts[row] = prettyJson(this.texts[row]!, ENTRY_INDENT);
+      this.texts[row] = prettyJson(this.text(row), ENTRY_INDENT);
       this.rendered[row] = 1;
     }
     return this.texts[row]!;
@@ -123,11 +191,19 @@ export class TypeTable {
 
   /** The row's JSON text (compact or pretty). */
   text(row: number): string {
-    return this.texts[row]!;
+    return this.texts[row] ?? this.load(row);
+  }
+
+  /** The row's text as loaded or rendered, without keeping a copy of a text still in `source` (export). */
+  peekText(row: number): string {
+    const text = this.texts[row];
+    if (text !== undefined) return text;
+    const start = this.spans!.start[row]!;
+    return this.buf!.toString("utf8", start, start + this.spans!.length[row]!);
   }
 
   parse(row: number): R {
-    return JSON.parse(this.texts[row]!) as R;
+    return JSON.parse(this.text(row)) as R;
   }
 
   prerender(): void {
@@ -148,6 +224,27 @@ function sub<V>(map: Map<string, V>, key: string, make: () => V): V {
 
 /** Accumulates rows of one type in load order; `finish` sorts and packs them. */
 export class TableBuilder {
+  /**
+   * A builder holding the rows of a finished table as if they had been added one by one from its
+   * NDJSON file (in file order when the table has `spans`, else in row order): how rows added
+   * after an adopted index-sidecar table join it. Re-parses every row (rare path).
+   */
+  static fromTable(table: TypeTable): TableBuilder {
+    const b = new TableBuilder(table.type);
+    const n = table.size;
+    let order: ArrayLike<number> = Array.from({ length: n }, (_, i) => i);
+    if (table.spans) {
+      const start = table.spans.start;
+      order = Array.from(order).sort((x, y) => start[x]! - start[y]!);
+    }
+    for (let i = 0; i < n; i++) {
+      const row = order[i]!;
+      const text = table.text(row);
+      b.add(table.ids[row]!, text, JSON.parse(text) as R);
+    }
+    return b;
+  }
+
   private ids: string[] = [];
   private texts: string[] = [];
   readonly idIndex = new Map<string, number>();
@@ -221,22 +318,29 @@ export class TableBuilder {
   }
 
   finish(): TypeTable {
+    return this.finishOrdered().table;
+  }
+
+  /** The finished table, and when rows were reordered, `order[newRow]` = the row's load position. */
+  finishOrdered(): { table: TypeTable; order: number[] | undefined } {
     const n = this.ids.length;
     // Rows must be in ascending id order: numerically when every id is numeric.
     let perm: Int32Array | undefined; // old row -> new row
-    if (this.ids.every((id) => /^\d{1,15}$/.test(id))) {
+    let order: number[] | undefined;
+    if (this.ids.every((id) => NUMERIC_ID.test(id))) {
       const nums = this.ids.map(Number);
       let sorted = true;
       for (let i = 1; i < n && sorted; i++) if (nums[i]! < nums[i - 1]!) sorted = false;
       if (!sorted) {
-        const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => nums[a]! - nums[b]!);
+        order = Array.from({ length: n }, (_, i) => i).sort((a, b) => nums[a]! - nums[b]!);
         perm = new Int32Array(n);
         order.forEach((oldRow, newRow) => (perm![oldRow] = newRow));
-        this.ids = order.map((o) => this.ids[o]!);
-        this.texts = order.map((o) => this.texts[o]!);
+        const o = order;
+        this.ids = o.map((i) => this.ids[i]!);
+        this.texts = o.map((i) => this.texts[i]!);
         this.idIndex.clear();
         this.ids.forEach((id, row) => this.idIndex.set(id, row));
-        for (const m of [this.strings, this.foldedStrings]) for (const [name, col] of m) m.set(name, order.map((o) => col[o]));
+        for (const m of [this.strings, this.foldedStrings]) for (const [name, col] of m) m.set(name, o.map((i) => col[i]));
       }
     }
     const pack = (rows: number[]): Int32Array => {
@@ -280,7 +384,7 @@ export class TableBuilder {
     }
     for (const col of this.strings.values()) col.length = n;
     for (const col of this.foldedStrings.values()) col.length = n;
-    return new TypeTable(
+    const table = new TypeTable(
       this.type,
       this.ids,
       this.texts,
@@ -294,5 +398,6 @@ export class TableBuilder {
       this.strings,
       this.foldedStrings,
     );
+    return { table, order };
   }
 }
