@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx so the package works without a build step.
+// Runs the TypeScript CLI through tsx so the package works without a build step, with the V8
+// settings of package.json "ehrgym.nodeOptions" (a 64 MB young generation: a server holding
+// many episodes otherwise promotes short-lived reply strings and spends a quarter of its CPU in GC).
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -8,7 +10,12 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const tsxCli = require.resolve("tsx/cli");
+const { nodeOptions = "" } = require("../package.json").ehrgym ?? {};
+// NODE_OPTIONS reaches the process tsx starts for the script; a setting the user made wins.
+const user = process.env.NODE_OPTIONS ?? "";
+const ours = nodeOptions.split(/\s+/).filter((flag) => flag && !user.includes(flag.split("=")[0]));
 const result = spawnSync(process.execPath, [tsxCli, join(here, "..", "scripts", "cli.ts"), ...process.argv.slice(2)], {
   stdio: "inherit",
+  env: { ...process.env, NODE_OPTIONS: [...ours, user].filter(Boolean).join(" ") },
 });
 process.exit(result.status ?? 1);

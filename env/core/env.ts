@@ -300,15 +300,15 @@ export class MedAgentEnv {
 
   /**
    * Adds an environment message to the history and to this step's observation, as separate
-   * objects (a caller may change what it was handed). `fresh` rebuilds the content as a separate
-   * string: a GET reply is a rope over the store's shared row texts, and serializing the caller's
+   * objects (a caller may change what it was handed). `fresh` is the content built a second time, as
+   * a separate string: a GET reply is a rope over the store's shared row texts, and serializing the caller's
    * copy flattens that string in place; with its own rope the history keeps referencing the shared
    * texts instead of holding a flat ~20 KB copy per step, which a server with many open episodes
    * would otherwise keep copying through young-generation GCs.
    */
-  private say(ep: Episode, message: Message, fresh?: () => string): void {
+  private say(ep: Episode, message: Message, fresh?: string): void {
     ep.messages.push(message);
-    ep.observation.push(fresh ? { ...message, content: fresh() } : { ...message });
+    ep.observation.push(fresh !== undefined ? { ...message, content: fresh } : { ...message });
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
@@ -317,7 +317,7 @@ export class MedAgentEnv {
     ep.info.rounds++;
     const t = parseTextTurn(content);
     let reply: string | undefined;
-    let fresh: (() => string) | undefined;
+    let fresh: string | undefined;
     switch (t.kind) {
       case "GET": {
         const route = this.config.router.route(t.url);
@@ -326,8 +326,9 @@ export class MedAgentEnv {
           const res = await this.request(ep, "GET", route.path);
           action.response = { status: res.status, text: res.text };
           if (res.status < 400) {
-            fresh = () => getReply(res.text);
-            reply = fresh();
+            // Two separately built strings, see `say`.
+            reply = getReply(res.text);
+            fresh = getReply(res.text);
           } else reply = getErrorReply(httpErrorMessage(res.status, route.url));
         } else reply = getErrorReply(route.error);
         ep.actions.push(action);

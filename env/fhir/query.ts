@@ -140,34 +140,36 @@ function parseTokenValue(raw: string): TokenValue {
   return { system, code: code === "" ? undefined : code };
 }
 
+function badModifier(type: string, def: SearchParamDef, modifier: string): FhirError {
+  return new FhirError(400, `Invalid modifier ":${modifier}" for search parameter "${def.name}" of resource type "${type}"`);
+}
+
 function criterion(type: string, def: SearchParamDef, modifier: string, raw: string): Criterion {
   const values = splitEscaped(raw, ",");
   if (modifier === "missing") {
     if (raw !== "true" && raw !== "false") throw new FhirError(400, `Invalid :missing value "${raw}" for "${def.name}": expected true or false`);
     return { def, modifier: "missing", values: [raw === "true"] };
   }
-  const badModifier = () =>
-    new FhirError(400, `Invalid modifier ":${modifier}" for search parameter "${def.name}" of resource type "${type}"`);
   switch (def.type) {
     case "token":
-      if (modifier !== "" && modifier !== "not") throw badModifier();
+      if (modifier !== "" && modifier !== "not") throw badModifier(type, def, modifier);
       return { def, modifier, values: values.map(parseTokenValue) };
     case "reference": {
       // A type modifier (subject:Patient=S1) names the target type.
       const targetType = modifier && /^[A-Z][A-Za-z]+$/.test(modifier) ? modifier : modifier ? undefined : "Patient";
-      if (targetType === undefined) throw badModifier();
+      if (targetType === undefined) throw badModifier(type, def, modifier);
       // A value that is no valid reference simply matches nothing, as on HAPI.
       const refs = values.map((v) => (v.includes("/") ? (normalizeReference(v) ?? v) : `${targetType}/${v}`));
       return { def, modifier: "", values: refs };
     }
     case "string":
-      if (modifier !== "" && modifier !== "exact" && modifier !== "contains") throw badModifier();
+      if (modifier !== "" && modifier !== "exact" && modifier !== "contains") throw badModifier(type, def, modifier);
       return { def, modifier, values: modifier === "exact" ? values : values.map(normalizeString) };
     case "date":
-      if (modifier !== "") throw badModifier();
+      if (modifier !== "") throw badModifier(type, def, modifier);
       return { def, modifier: "", values: values.map(parseDateValue) };
     case "quantity":
-      if (modifier !== "") throw badModifier();
+      if (modifier !== "") throw badModifier(type, def, modifier);
       return { def, modifier: "", values: values.map(parseQuantityValue) };
   }
 }

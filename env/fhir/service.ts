@@ -29,8 +29,12 @@ interface PagedSearch {
   engine: Engine;
   table: TypeTable | undefined;
   type: string;
-  /** In id order until a later page is asked for, then sorted by `sort` (and `sort` emptied). */
-  hits: Hit[];
+  /**
+   * In id order until a later page is asked for, then sorted by `sort` (and `sort` emptied).
+   * Base rows only (the usual case) are kept packed: a typed array's storage is outside the JS
+   * heap, so the thousands of remembered lists are not copied by every young-generation GC.
+   */
+  hits: Hit[] | Int32Array;
   sort: SortKey[];
 }
 
@@ -147,7 +151,7 @@ export class FhirService {
     return `${this.baseUrl}?_getpages=${id}&_getpagesoffset=${offset}&_count=${count}&_pretty=${pretty}&_bundletype=searchset`;
   }
 
-  private entries(table: TypeTable | undefined, type: string, hits: Hit[], from: number, to: number) {
+  private entries(table: TypeTable | undefined, type: string, hits: ArrayLike<Hit>, from: number, to: number) {
     const out: { fullUrl: string; resource: string }[] = [];
     for (let i = from; i < to; i++) {
       const h = hits[i]!;
@@ -157,6 +161,7 @@ export class FhirService {
   }
 
   private remember(p: PagedSearch): string {
+    if (Array.isArray(p.hits) && p.hits.every((h) => typeof h === "number")) p.hits = Int32Array.from(p.hits as number[]);
     const id = randomUUID();
     const oldest = this.pageRing[this.pageRingNext];
     if (oldest !== undefined) this.pages.delete(oldest);
@@ -210,7 +215,8 @@ export class FhirService {
     const count = int("_count", this.defaultCount);
     if (count > this.maxCount) throw new FhirError(400, `Invalid _count value "${count}": must be an integer from 0 to ${this.maxCount}`);
     if (p.sort.length) {
-      p.hits = sortHits(p.table, p.hits, p.sort);
+      const sorted = sortHits(p.table, Array.isArray(p.hits) ? p.hits : Array.from(p.hits), p.sort);
+      p.hits = sorted.every((h) => typeof h === "number") ? Int32Array.from(sorted as number[]) : sorted;
       p.sort = [];
     }
     const end = Math.min(p.hits.length, offset + count);

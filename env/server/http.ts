@@ -89,84 +89,110 @@ function send(res: ServerResponse, status: number, body: Buffer | string, conten
   res.end(body);
 }
 
-export function createHandler(options: HttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const tokenDigest = options.token ? digest(options.token) : undefined;
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
 
-  const authorized = (req: IncomingMessage): boolean => {
-    if (!tokenDigest) return true;
-    const header = req.headers.authorization ?? "";
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    return match !== null && timingSafeEqual(digest(match[1]!.trim()), tokenDigest);
-  };
+function pathSegments(path: string): string[] {
+  const out: string[] = [];
+  for (const s of path.split("/")) if (s.length > 0) out.push(decodeSegment(s));
+  return out;
+}
 
-  return (req, res) => {
-    const started = performance.now();
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
-    const segments = path.split("/").filter((s) => s.length > 0).map((s) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        return s;
-      }
-    });
-    const method = req.method ?? "GET";
+/** One request's state. A class, not closures made per request: the handler runs thousands of times a second. */
+class Exchange {
+  readonly started = performance.now();
+  readonly method: string;
+  readonly url: string;
+  readonly q: number;
+  readonly path: string;
+  readonly segments: string[];
+  routeName = "unmatched";
+  route: Route | undefined;
+  params: Record<string, string> | undefined;
+  pathMatched = false;
+  reply: Encoding;
 
-    let routeName = "unmatched";
-    let route: Route | undefined;
-    let params: Record<string, string> | undefined;
-    let pathMatched = false;
+  constructor(
+    private readonly options: HttpOptions,
+    private readonly tokenDigest: Buffer | undefined,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+  ) {
+    this.url = req.url ?? "/";
+    this.q = this.url.indexOf("?");
+    this.path = this.q === -1 ? this.url : this.url.slice(0, this.q);
+    this.segments = pathSegments(this.path);
+    this.method = req.method ?? "GET";
+    this.reply = replyEncoding(req.headers.accept, "json");
     for (const r of options.routes) {
-      const p = match(r, segments);
+      const p = match(r, this.segments);
       if (!p) continue;
-      pathMatched = true;
-      if (r.method === method) {
-        route = r;
-        params = p;
-        routeName = r.name;
+      this.pathMatched = true;
+      if (r.method === this.method) {
+        this.route = r;
+        this.params = p;
+        this.routeName = r.name;
         break;
       }
     }
+  }
 
-    let encoding: Encoding = "json";
-    let reply: Encoding = replyEncoding(req.headers.accept, "json");
+  private authorized(): boolean {
+    if (!this.tokenDigest) return true;
+    const header = this.req.headers.authorization ?? "";
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    return m !== null && timingSafeEqual(digest(m[1]!.trim()), this.tokenDigest);
+  }
 
-    const finish = (status: number, body: Buffer | string, contentType: string, headers?: Record<string, string>) => {
-      send(res, status, body, contentType, headers);
-      options.onRequest?.(routeName, status, (performance.now() - started) / 1000);
-    };
-    const fail = (err: unknown) => {
-      const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-      const { body, contentType } = encodeBody(e.field ? { error: e.message, field: e.field } : { error: e.message }, reply);
-      const headers = { ...e.headers };
-      if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="ehrgym"';
-      finish(e.status, body, contentType, headers);
-      // An unread body would otherwise be parsed as the next request on this connection.
-      if (!req.complete) req.resume();
-    };
+  finish(status: number, body: Buffer | string, contentType: string, headers?: Record<string, string>): void {
+    send(this.res, status, body, contentType, headers);
+    this.options.onRequest?.(this.routeName, status, (performance.now() - this.started) / 1000);
+  }
 
-    const run = async () => {
-      if (!route) {
-        const allowed = options.routes.filter((r) => match(r, segments)).map((r) => r.method);
-        if (pathMatched) throw new HttpError(405, `method ${method} not allowed on ${path} (allowed: ${allowed.join(", ")})`, undefined, { Allow: allowed.join(", ") });
-        throw new HttpError(404, `no route ${method} ${path}`);
-      }
-      if (!route.public && !authorized(req)) throw new HttpError(401, "missing or wrong bearer token (Authorization: Bearer <token>)", "Authorization");
-      let body: unknown = {};
-      if (method === "POST" || method === "PUT" || method === "PATCH") {
-        encoding = requestEncoding(req.headers["content-type"]);
-        reply = replyEncoding(req.headers.accept, encoding);
-        body = decodeBody(await readBody(req, options.maxBodyBytes), encoding);
-      }
-      const out = await route.handle({ method, segments, query: new URLSearchParams(q === -1 ? "" : url.slice(q + 1)), body, headers: req.headers }, params!);
-      if ("text" in out) {
-        finish(out.status ?? 200, out.text, out.contentType);
-      } else {
-        const { body: encoded, contentType } = encodeBody(out.value, reply);
-        finish(out.status ?? 200, encoded, contentType, out.headers);
-      }
-    };
-    run().catch(fail);
+  fail(err: unknown): void {
+    const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+    const { body, contentType } = encodeBody(e.field ? { error: e.message, field: e.field } : { error: e.message }, this.reply);
+    const headers = { ...e.headers };
+    if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="ehrgym"';
+    this.finish(e.status, body, contentType, headers);
+    // An unread body would otherwise be parsed as the next request on this connection.
+    if (!this.req.complete) this.req.resume();
+  }
+
+  async run(): Promise<void> {
+    const { route, method, req } = this;
+    if (!route) {
+      const allowed = this.options.routes.filter((r) => match(r, this.segments)).map((r) => r.method);
+      if (this.pathMatched) throw new HttpError(405, `method ${method} not allowed on ${this.path} (allowed: ${allowed.join(", ")})`, undefined, { Allow: allowed.join(", ") });
+      throw new HttpError(404, `no route ${method} ${this.path}`);
+    }
+    if (!route.public && !this.authorized()) throw new HttpError(401, "missing or wrong bearer token (Authorization: Bearer <token>)", "Authorization");
+    let body: unknown = {};
+    if (method === "POST" || method === "PUT" || method === "PATCH") {
+      const encoding = requestEncoding(req.headers["content-type"]);
+      this.reply = replyEncoding(req.headers.accept, encoding);
+      body = decodeBody(await readBody(req, this.options.maxBodyBytes), encoding);
+    }
+    const query = new URLSearchParams(this.q === -1 ? "" : this.url.slice(this.q + 1));
+    const out = await route.handle({ method, segments: this.segments, query, body, headers: req.headers }, this.params!);
+    if ("text" in out) {
+      this.finish(out.status ?? 200, out.text, out.contentType);
+    } else {
+      const { body: encoded, contentType } = encodeBody(out.value, this.reply);
+      this.finish(out.status ?? 200, encoded, contentType, out.headers);
+    }
+  }
+}
+
+export function createHandler(options: HttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const tokenDigest = options.token ? digest(options.token) : undefined;
+  return (req, res) => {
+    const exchange = new Exchange(options, tokenDigest, req, res);
+    exchange.run().catch((err: unknown) => exchange.fail(err));
   };
 }

@@ -15,6 +15,8 @@ export interface OpenedEpisode {
   reset: ResetResult;
 }
 
+function settled(): void {}
+
 export class EpisodeService {
   private readonly tasksById: Map<string, Task>;
 
@@ -94,7 +96,9 @@ export class EpisodeService {
       }
       return result;
     });
-    episode.tail = run.catch(() => undefined);
+    // Settles with nothing: `run.catch(...)` would keep this step's reply (its observation text)
+    // alive on the episode until the next step, long enough for the young-generation GC to copy it.
+    episode.tail = run.then(settled, settled);
     return run;
   }
 

@@ -2,7 +2,8 @@
 // MedAgentBench query mix and a FINISH, over JSON then MessagePack. The server runs in a child process
 // (this file, started with EHRGYM_BENCH_SERVER_CHILD=1) so the load generator does not share its core.
 import { spawn, type ChildProcess } from "node:child_process";
-import { Pool } from "undici";
+import { readFileSync } from "node:fs";
+import { Client } from "undici";
 import { fileURLToPath } from "node:url";
 import msgpack from "msgpack-lite";
 import { percentile, report } from "./report.ts";
@@ -76,12 +77,18 @@ function serverCpu(child: ChildProcess): Promise<number> {
   });
 }
 
+function servedNodeOptions(): string {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as { ehrgym?: { nodeOptions?: string } };
+  return pkg.ehrgym?.nodeOptions ?? "";
+}
+
 function startChild(): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
   return new Promise((resolve, reject) => {
     // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
     const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
-    // EHRGYM_BENCH_NODE_FLAGS="--max-semi-space-size=64 ..." tries V8 settings on the server process.
-    const flags = (process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+    // The V8 settings `ehrgym serve` runs with (package.json "ehrgym.nodeOptions", applied by bin/ehrgym.js);
+    // EHRGYM_BENCH_NODE_FLAGS="..." adds to them to try others.
+    const flags = `${servedNodeOptions()} ${process.env.EHRGYM_BENCH_NODE_FLAGS ?? ""}`.split(/\s+/).filter(Boolean);
     const child = spawn(process.execPath, [...flags, ...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
       env: { ...process.env, [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -105,12 +112,12 @@ function tail(text: string): any {
   return JSON.parse(at > 0 && text.startsWith('{"observation":') ? `{${text.slice(at + 2)}` : text);
 }
 
-async function call(pool: Pool, method: "POST" | "DELETE", path: string, body: unknown, format: Format, full = true): Promise<{ status: number; value: any }> {
+async function call(client: Client, method: "POST" | "DELETE", path: string, body: unknown, format: Format, full = true): Promise<{ status: number; value: any }> {
   const wire = format === "json" ? "application/json" : "application/msgpack";
   const payload = body === undefined ? undefined : format === "json" ? JSON.stringify(body) : msgpack.encode(body);
   const headers: Record<string, string> = { accept: wire };
   if (payload !== undefined) headers["content-type"] = wire;
-  const res = await pool.request({ method, path, headers, body: payload });
+  const res = await client.request({ method, path, headers, body: payload });
   const type = String(res.headers["content-type"] ?? "");
   const value = type.startsWith("application/msgpack") ? msgpack.decode(Buffer.from(await res.body.arrayBuffer())) : full ? await res.body.json() : tail(await res.body.text());
   return { status: res.statusCode, value };
@@ -121,7 +128,9 @@ async function call(pool: Pool, method: "POST" | "DELETE", path: string, body: u
  *  (uniform jitter in [0.5, 1.5] x thinkMs, staggered starts); 0 is a closed loop. */
 async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number, settle = 1): Promise<Stats & { elapsed: number }> {
   // undici: a far lighter client than node:http, so the shared 2 cores go to the server under test.
-  const pool = new Pool(url, { connections: CONCURRENCY });
+  // One connection per episode loop, as a trainer's rollout workers would hold (a Pool of 1,000 also
+  // scans its connections for a free one on every request).
+  const clients = Array.from({ length: CONCURRENCY }, () => new Client(url, { pipelining: 1 }));
   const stats: Stats = { steps: 0, errors: 0, latencies: [] };
   const measureFrom = performance.now() + settle * 1000;
   const deadline = measureFrom + seconds * 1000;
@@ -130,12 +139,13 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
     stats.firstError ??= what;
   };
   const worker = async (w: number) => {
+    const client = clients[w]!;
     let n = w;
     if (thinkMs > 0) await sleep(Math.random() * thinkMs);
     while (performance.now() < deadline) {
       const taskId = workload.tasks[n++ % workload.tasks.length]!;
       try {
-        const created = await call(pool, "POST", "/v1/episodes", { task_id: taskId }, format);
+        const created = await call(client, "POST", "/v1/episodes", { task_id: taskId }, format);
         if (created.status !== 201) {
           fail(`create ${created.status}: ${JSON.stringify(created.value)}`);
           continue;
@@ -145,14 +155,14 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
           if (thinkMs > 0) await sleep(thinkMs * (0.5 + Math.random()));
           if (performance.now() >= deadline) break;
           const t0 = performance.now();
-          const r = await call(pool, "POST", `/v1/episodes/${id}/step`, { action: turn }, format, false);
+          const r = await call(client, "POST", `/v1/episodes/${id}/step`, { action: turn }, format, false);
           const counted = t0 >= measureFrom;
           if (counted) stats.latencies.push(performance.now() - t0);
           if (r.status !== 200 || r.value.info?.status === "error") fail(`step ${r.status}: ${JSON.stringify(r.value).slice(0, 200)}`);
           else if (counted) stats.steps++;
           if (r.value.terminated || r.value.truncated) break;
         }
-        const d = await call(pool, "DELETE", `/v1/episodes/${id}`, undefined, format);
+        const d = await call(client, "DELETE", `/v1/episodes/${id}`, undefined, format);
         if (d.status !== 200) fail(`delete ${d.status}`);
       } catch (err) {
         fail((err as Error).message);
@@ -161,7 +171,7 @@ async function load(url: string, workload: Workload, format: Format, seconds: nu
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker(i)));
   const elapsed = (deadline - measureFrom) / 1000;
-  await pool.destroy();
+  await Promise.all(clients.map((c) => c.destroy()));
   return { ...stats, elapsed };
 }
 
