@@ -16,7 +16,7 @@ import {
   type GenerateSummary,
   type ResourceSink,
 } from "../../env/ehr/index.ts";
-import { createStoreBuilder, loadNdjson, type FhirReader } from "../../env/fhir/index.ts";
+import { createStoreBuilder, loadNdjson, writeNdjsonIndex, type FhirReader } from "../../env/fhir/index.ts";
 import { BranchError, branchOf, branchesOf, taskTypes, type Suite } from "../../env/tasks/index.ts";
 import { UsageError, parseOptions } from "./common.ts";
 import { exportFiles } from "./fhir.ts";
@@ -37,8 +37,8 @@ const GenerateFlags = z
 
 const StatsFlags = z.object({ data: existingDir, json: z.boolean().default(false) }).strict();
 
-/** NDJSON export layout: one `<Type>.ndjson` per resource type (as `ehrgym fhir export` writes). */
-const EXPORT_FILE = /^[A-Z][A-Za-z]+\.ndjson$/;
+/** NDJSON export layout: one `<Type>.ndjson` per resource type (as `ehrgym fhir export` writes), each with its index sidecar. */
+const EXPORT_FILE = /^[A-Z][A-Za-z]+\.ndjson(\.idx)?$/;
 
 /** Buffers lines per type and appends them to `<dir>/<Type>.ndjson`. */
 class NdjsonSink implements ResourceSink {
@@ -93,7 +93,15 @@ function checkOut(target: string, flag = "--out"): boolean {
   return true;
 }
 
-export function generateToDir(out: string, opts: GenerateOptions): GenerateSummary {
+export interface GenerateResult {
+  summary: GenerateSummary;
+  /** Seconds spent writing the index sidecars after the NDJSON (parsing the files once). */
+  indexSeconds: number;
+  /** Files that got no sidecar, with the reason. */
+  unindexed: string[];
+}
+
+export async function generateToDir(out: string, opts: GenerateOptions): Promise<GenerateResult> {
   const target = resolve(out);
   const exists = checkOut(target);
   if (!existsSync(dirname(target))) throw new UsageError(`--out: parent directory of ${JSON.stringify(out)} does not exist`);
@@ -106,9 +114,18 @@ export function generateToDir(out: string, opts: GenerateOptions): GenerateSumma
     } finally {
       sink.close();
     }
+    // The generator only writes text: index each file as a load would parse it, so that loads
+    // of this export read the sidecars instead.
+    const t0 = performance.now();
+    const unindexed: string[] = [];
+    for (const f of readdirSync(tmp).filter((f) => f.endsWith(".ndjson")).sort()) {
+      const r = await writeNdjsonIndex(join(tmp, f));
+      if ("skipped" in r) unindexed.push(`${f}: ${r.skipped}`);
+    }
+    const indexSeconds = (performance.now() - t0) / 1000;
     if (exists) rmSync(target, { recursive: true, force: true });
     renameSync(tmp, target);
-    return summary;
+    return { summary, indexSeconds, unindexed };
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     if (err instanceof RangeError || err instanceof EhrInputError) throw new UsageError(err.message);
@@ -135,13 +152,15 @@ async function generateCommand(raw: Record<string, unknown>): Promise<void> {
     opts.anchors = charts.anchors;
   }
   const t0 = performance.now();
-  const summary = generateToDir(o.out, opts);
+  const { summary, indexSeconds, unindexed } = await generateToDir(o.out, opts);
   const types = Object.entries(summary.byType)
     .map(([t, n]) => `${t} ${n.toLocaleString("en-US")}`)
     .join(", ");
+  const total = (performance.now() - t0) / 1000;
   process.stderr.write(
-    `ehr: wrote ${summary.resources.toLocaleString("en-US")} resources (${types}) for ${summary.patients} patients, ${summary.charted.length} charted, seed ${summary.seed}, to ${o.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    `ehr: wrote ${summary.resources.toLocaleString("en-US")} resources (${types}) for ${summary.patients} patients, ${summary.charted.length} charted, seed ${summary.seed}, to ${o.out} in ${total.toFixed(1)} s (generate ${(total - indexSeconds).toFixed(1)} s, index sidecars ${indexSeconds.toFixed(1)} s)\n`,
   );
+  for (const u of unindexed) process.stderr.write(`ehr: no index sidecar for ${u} (loads parse it)\n`);
 }
 
 export interface EhrStats {
@@ -164,7 +183,7 @@ function codeOf(resource: Record<string, unknown>): string {
 /** Counts and branch coverage of an export (patients with a chart = those with any Observation). */
 export async function ehrStats(dir: string): Promise<EhrStats> {
   const builder = createStoreBuilder();
-  await loadNdjson(exportFiles(dir), builder);
+  await loadNdjson(exportFiles(dir), builder, { onWarning: (m) => process.stderr.write(`warning: ${m}\n`) });
   const store = builder.build();
   const byType = store.countsByType();
   const byCode: Record<string, Record<string, number>> = {};

@@ -39,7 +39,8 @@ function describeSource(o: StoreSource): string {
   return [...(o.data ? [o.data] : []), ...(o.import ?? [])].join(", ");
 }
 
-/** NDJSON files of an export folder, Patient first, then by name (load order fixes id order). */
+/** NDJSON files of an export folder, Patient first, then by name (load order fixes id order).
+ *  Their index sidecars (`<Type>.ndjson.idx`) are found by loadNdjson, not listed here. */
 export function exportFiles(dir: string): string[] {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".ndjson"))
@@ -73,6 +74,7 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
     let fileBytes = 0;
     try {
       await loadNdjson(paths, builder, {
+        onWarning: (m) => process.stderr.write(`\nwarning: ${m}\n`),
         onProgress: (p) => {
           if (p.file !== lastFile) {
             doneBytes += fileBytes;

@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compactJson, createStoreBuilder, loadNdjson, type FhirStore } from "../../env/fhir/index.ts";
+import type { BaseStore } from "../../env/fhir/store.ts";
 import { PROJECT_ROOT } from "../helpers/shared.ts";
 
 const cli = (...args: string[]) =>
@@ -30,7 +32,9 @@ describe("ehrgym ehr generate / stats", () => {
     const r1 = cli("ehr", "generate", "--out", a, "--patients", "4", "--seed", "5");
     expect(r1.status, r1.stderr).toBe(0);
     expect(r1.stderr).toMatch(/ehr: charts 4\/4/);
-    expect(readdirSync(a).sort()).toEqual(["Condition.ndjson", "MedicationRequest.ndjson", "Observation.ndjson", "Patient.ndjson", "Procedure.ndjson", "ServiceRequest.ndjson"]);
+    expect(r1.stderr).toMatch(/index sidecars \d+\.\d s/);
+    const types = ["Condition", "MedicationRequest", "Observation", "Patient", "Procedure", "ServiceRequest"];
+    expect(readdirSync(a).sort()).toEqual(types.flatMap((t) => [`${t}.ndjson`, `${t}.ndjson.idx`]).sort());
     expect(readFileSync(join(a, "Patient.ndjson"), "utf8").trim().split("\n")).toHaveLength(4);
     const r2 = cli("ehr", "generate", "--out", b, "--patients", "4", "--seed", "5", "--no-progress");
     expect(r2.status, r2.stderr).toBe(0);
@@ -71,6 +75,37 @@ describe("ehrgym ehr generate / stats", () => {
       expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
     });
   }
+
+  it("leaves index sidecars that reload the export exactly as parsing it does", async () => {
+    const out = join(dir, "indexed");
+    const r = cli("ehr", "generate", "--out", out, "--patients", "2", "--seed", "9", "--no-progress");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/no index sidecar/);
+    const files = readdirSync(out).filter((f) => f.endsWith(".ndjson")).map((f) => join(out, f));
+    expect(files).toHaveLength(6);
+    for (const f of files) expect(existsSync(`${f}.idx`), f).toBe(true);
+    const load = async (useIndex: boolean) => {
+      const warnings: string[] = [];
+      const b = createStoreBuilder();
+      await loadNdjson(files, b, { useIndex, onWarning: (m) => warnings.push(m) });
+      return { store: b.build() as FhirStore & BaseStore, warnings };
+    };
+    const viaIndex = await load(true);
+    const parsed = await load(false);
+    expect(viaIndex.warnings).toEqual([]);
+    expect(viaIndex.store.countsByType()).toEqual(parsed.store.countsByType());
+    for (const type of parsed.store.types()) {
+      const a = parsed.store.table(type)!;
+      const b = viaIndex.store.table(type)!;
+      expect(b.spans, type).toBeDefined();
+      expect(b.ids, type).toEqual(a.ids);
+      for (let row = 0; row < a.size; row++) if (b.text(row) !== a.text(row)) expect(`${type} row ${row}: ${b.text(row)}`).toBe(`${type} row ${row}: ${compactJson(a.text(row))}`);
+    }
+    const patient = parsed.store.search("Patient", "_count=1").resources[0]!.id!;
+    for (const q of [`patient=${patient}&_sort=-date&_count=50`, `patient=${patient}&category=vital-signs&date=ge2020-01-01`, "code=K&_count=100"]) {
+      expect(viaIndex.store.search("Observation", q), q).toEqual(parsed.store.search("Observation", q));
+    }
+  }, 60_000);
 
   it("reports the line number of a malformed --patients-from line", () => {
     const file = join(dir, "patients.ndjson");
