@@ -38,6 +38,17 @@ interface PagedSearch {
   sort: SortKey[];
 }
 
+/** The hits as an Int32Array when all are base rows, else undefined. */
+function packRows(hits: Hit[]): Int32Array | undefined {
+  const out = new Int32Array(hits.length);
+  for (let i = 0; i < hits.length; i++) {
+    const h = hits[i]!;
+    if (typeof h !== "number") return undefined;
+    out[i] = h;
+  }
+  return out;
+}
+
 const PLAIN_PARAM = /^[A-Za-z0-9._*-]*$/;
 
 /** Java URLEncoder-style escaping, as in HAPI's links. */
@@ -161,7 +172,7 @@ export class FhirService {
   }
 
   private remember(p: PagedSearch): string {
-    if (Array.isArray(p.hits) && p.hits.every((h) => typeof h === "number")) p.hits = Int32Array.from(p.hits as number[]);
+    if (Array.isArray(p.hits)) p.hits = packRows(p.hits) ?? p.hits;
     const id = randomUUID();
     const oldest = this.pageRing[this.pageRingNext];
     if (oldest !== undefined) this.pages.delete(oldest);
@@ -216,7 +227,7 @@ export class FhirService {
     if (count > this.maxCount) throw new FhirError(400, `Invalid _count value "${count}": must be an integer from 0 to ${this.maxCount}`);
     if (p.sort.length) {
       const sorted = sortHits(p.table, Array.isArray(p.hits) ? p.hits : Array.from(p.hits), p.sort);
-      p.hits = sorted.every((h) => typeof h === "number") ? Int32Array.from(sorted as number[]) : sorted;
+      p.hits = packRows(sorted) ?? sorted;
       p.sort = [];
     }
     const end = Math.min(p.hits.length, offset + count);
