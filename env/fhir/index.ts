@@ -2,7 +2,7 @@ export * from "./types.ts";
 export * from "./json.ts";
 export { createStoreBuilder, type StoreOptions } from "./store.ts";
 export { FhirService, createFhirService, CONTENT_TYPE, type FhirServiceOptions } from "./service.ts";
-export { loadNdjson, exportNdjson, writeNdjsonIndex, type ExportOptions, type LoadOptions, type LoadProgress } from "./ndjson.ts";
+export { loadNdjson, exportNdjson, writeNdjsonIndex, NdjsonIndexStream, type IndexResult, type ExportOptions, type LoadOptions, type LoadProgress } from "./ndjson.ts";
 export { INDEX_SUFFIX, INDEX_VERSION } from "./ndjson-index.ts";
 export { prettyJson, compactJson } from "./pretty.ts";
 export { parseLossless } from "./lossless.ts";

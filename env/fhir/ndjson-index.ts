@@ -18,7 +18,8 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { DateRange } from "./dates.ts";
 import { normalizeString, searchParams } from "./search-params.ts";
-import { NumericIdIndex, TypeTable, type DateColumn, type IdIndex, type Lists } from "./table.ts";
+import { ID_RE } from "./engine.ts";
+import { NumericIdIndex, TableBuilder, TypeTable, type DateColumn, type IdIndex, type Lists } from "./table.ts";
 
 export const INDEX_SUFFIX = ".idx";
 export const INDEX_VERSION = 1;
@@ -378,5 +379,93 @@ export function checkRowSpans(table: TypeTable, ndjson: Buffer): void {
   for (let row = 0; row < table.size; row++) {
     const s = start[row]!;
     if (ndjson[s] !== 0x7b || ndjson[s + length[row]! - 1] !== 0x7d) throw new IndexError(`row ${row} does not span a JSON object in the file`);
+  }
+}
+
+// ---- indexing a file from its bytes ----
+
+const BUNDLE_LINE = /^\s*\{\s*"resourceType"\s*:\s*"Bundle"/;
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0b || c === 0x0c;
+
+/**
+ * Builds the sidecar of an NDJSON file from its bytes, given in order: every line is parsed and
+ * indexed exactly as a load parses it (loadNdjson -> StoreBuilder.addText). Files a load would
+ * treat otherwise (Bundles, a pretty-printed document, resources without an id, several types,
+ * anything a load rejects) get no sidecar.
+ */
+export class NdjsonIndexer {
+  private readonly hash = createHash("sha256");
+  private table: TableBuilder | undefined;
+  private readonly starts: number[] = [];
+  private readonly lengths: number[] = [];
+  private lineNo = 0;
+  private carry = Buffer.alloc(0);
+  /** File offset of carry[0]. */
+  private base = 0;
+  /** Why the file gets no sidecar, once known. */
+  failed: string | undefined;
+
+  push(chunk: Buffer): void {
+    if (this.failed !== undefined) return;
+    this.hash.update(chunk);
+    const data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    let a = 0;
+    for (;;) {
+      const nl = data.indexOf(0x0a, a);
+      if (nl < 0) break;
+      this.failed = this.line(data, a, nl);
+      if (this.failed !== undefined) return;
+      a = nl + 1;
+    }
+    this.carry = Buffer.from(data.subarray(a));
+    this.base += a;
+  }
+
+  /** The sidecar, or why there is none. */
+  finish(): { rows: number; sidecar: Buffer } | { skipped: string } {
+    if (this.failed === undefined && this.carry.length) this.failed = this.line(this.carry, 0, this.carry.length);
+    if (this.failed !== undefined) return { skipped: this.failed };
+    if (!this.table) return { skipped: "no resources" };
+    const { table, order } = this.table.finishOrdered();
+    const n = table.size;
+    const start = new Float64Array(n);
+    const length = new Int32Array(n);
+    for (let row = 0; row < n; row++) {
+      const from = order ? order[row]! : row;
+      start[row] = this.starts[from]!;
+      length[row] = this.lengths[from]!;
+    }
+    const sidecar = encodeNdjsonIndex(table, { start, length }, { bytes: this.base + this.carry.length, sha256: this.hash.digest("hex") });
+    return { rows: n, sidecar };
+  }
+
+  /** Index the line data[a, b) (data[0] lies at file offset `base`); a reason when it cannot be. */
+  private line(data: Buffer, a: number, b: number): string | undefined {
+    const lineNo = ++this.lineNo;
+    while (a < b && isSpace(data[a]!)) a++;
+    while (b > a && isSpace(data[b - 1]!)) b--;
+    if (a === b) return undefined;
+    const text = data.toString("utf8", a, b);
+    if (text.trim() !== text) return `line ${lineNo}: unusual white space`;
+    if (lineNo === 1 && text === "{") return "a pretty-printed document";
+    if (text.startsWith('{"resourceType":"Bundle"') || BUNDLE_LINE.test(text)) return `line ${lineNo}: a Bundle`;
+    let r: Record<string, unknown>;
+    try {
+      r = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return `line ${lineNo}: invalid JSON`;
+    }
+    if (r === null || typeof r !== "object" || Array.isArray(r)) return `line ${lineNo}: not a JSON object`;
+    const type = r.resourceType;
+    if (typeof type !== "string" || !/^[A-Z][A-Za-z]+$/.test(type)) return `line ${lineNo}: invalid resourceType`;
+    this.table ??= new TableBuilder(type);
+    if (type !== this.table.type) return `line ${lineNo}: a ${type} among ${this.table.type} resources`;
+    const id = r.id;
+    if (typeof id !== "string" || !ID_RE.test(id)) return `line ${lineNo}: no valid id`;
+    if (this.table.idIndex.has(id)) return `line ${lineNo}: duplicate id ${id}`;
+    this.table.add(id, "", r); // the sidecar holds no texts
+    this.starts.push(this.base + a);
+    this.lengths.push(b - a);
+    return undefined;
   }
 }

@@ -6,15 +6,15 @@ import { createHash } from "node:crypto";
 import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, openSync, readFileSync, read as readFd } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { constants as bufferConstants } from "node:buffer";
-import { join } from "node:path";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import { ID_RE } from "./engine.ts";
 import { BaseStore, StoreBuilder } from "./store.ts";
 import { compactJson } from "./pretty.ts";
 import { parseLossless } from "./lossless.ts";
-import { TableBuilder, type TypeTable } from "./table.ts";
-import { INDEX_SUFFIX, IndexError, checkRowSpans, encodeNdjsonIndex, readNdjsonIndex, tableFromIndex, type NdjsonIndex } from "./ndjson-index.ts";
+import type { TypeTable } from "./table.ts";
+import { INDEX_SUFFIX, IndexError, NdjsonIndexer, checkRowSpans, encodeNdjsonIndex, readNdjsonIndex, tableFromIndex, type NdjsonIndex } from "./ndjson-index.ts";
 import type { FhirStoreBuilder } from "./types.ts";
 
 export interface LoadProgress {
@@ -362,83 +362,163 @@ export async function exportNdjson(store: import("./types.ts").FhirStore, dir: s
   return written;
 }
 
-const BUNDLE_LINE = /^\s*\{\s*"resourceType"\s*:\s*"Bundle"/;
-const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0b || c === 0x0c;
-
 /**
  * Build and write the index sidecar of an NDJSON file that holds resources of one type, each with
  * an id, one per line (as `ehrgym ehr generate` writes): parses the whole file, exactly as a load
  * would. Returns the rows indexed, or why the file gets no sidecar (any old one is then removed).
  */
-export async function writeNdjsonIndex(path: string): Promise<{ rows: number } | { skipped: string }> {
-  const hash = createHash("sha256");
-  let table: TableBuilder | undefined;
-  const starts: number[] = [];
-  const lengths: number[] = [];
-  let lineNo = 0;
-  /** Index the line data[a, b) that starts at file offset base + a; a reason when it cannot be. */
-  const line = (data: Buffer, a: number, b: number, base: number): string | undefined => {
-    lineNo++;
-    while (a < b && isSpace(data[a]!)) a++;
-    while (b > a && isSpace(data[b - 1]!)) b--;
-    if (a === b) return undefined;
-    const text = data.toString("utf8", a, b);
-    if (text.trim() !== text) return `line ${lineNo}: unusual white space`;
-    if (lineNo === 1 && text === "{") return "a pretty-printed document";
-    if (text.startsWith('{"resourceType":"Bundle"') || BUNDLE_LINE.test(text)) return `line ${lineNo}: a Bundle`;
-    let r: Record<string, unknown>;
-    try {
-      r = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return `line ${lineNo}: invalid JSON`;
-    }
-    if (r === null || typeof r !== "object" || Array.isArray(r)) return `line ${lineNo}: not a JSON object`;
-    const type = r.resourceType;
-    if (typeof type !== "string" || !/^[A-Z][A-Za-z]+$/.test(type)) return `line ${lineNo}: invalid resourceType`;
-    table ??= new TableBuilder(type);
-    if (type !== table.type) return `line ${lineNo}: a ${type} among ${table.type} resources`;
-    const id = r.id;
-    if (typeof id !== "string" || !ID_RE.test(id)) return `line ${lineNo}: no valid id`;
-    if (table.idIndex.has(id)) return `line ${lineNo}: duplicate id ${id}`;
-    table.add(id, "", r); // the sidecar holds no texts
-    starts.push(base + a);
-    lengths.push(b - a);
-    return undefined;
-  };
-  const skip = async (why: string) => {
-    await rm(path + INDEX_SUFFIX, { force: true });
-    return { skipped: why };
-  };
-  let carry = Buffer.alloc(0);
-  let base = 0; // file offset of carry[0]
+export async function writeNdjsonIndex(path: string): Promise<IndexResult> {
+  const indexer = new NdjsonIndexer();
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 }) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    const data = carry.length ? Buffer.concat([carry, chunk]) : chunk;
-    let a = 0;
-    for (;;) {
-      const nl = data.indexOf(0x0a, a);
-      if (nl < 0) break;
-      const why = line(data, a, nl, base);
-      if (why) return skip(why);
-      a = nl + 1;
+    indexer.push(chunk);
+    if (indexer.failed) break;
+  }
+  return saveIndex(path, indexer.finish());
+}
+
+export type IndexResult = { rows: number } | { skipped: string };
+
+async function saveIndex(path: string, r: ReturnType<NdjsonIndexer["finish"]>): Promise<IndexResult> {
+  if ("skipped" in r) {
+    await rm(path + INDEX_SUFFIX, { force: true });
+    return r;
+  }
+  await writeAtomic(path + INDEX_SUFFIX, r.sidecar);
+  return { rows: r.rows };
+}
+
+/** Start ndjson-index-worker.ts; under tsx (sources run as TypeScript), registering tsx in the worker first. */
+function indexWorker(workerData: unknown): Worker {
+  const self = fileURLToPath(import.meta.url);
+  const url = pathToFileURL(join(dirname(self), `ndjson-index-worker${extname(self)}`)).href;
+  if (extname(self) !== ".ts") return new Worker(new URL(url), { workerData });
+  // Node 20 does not run `--import tsx` in workers: register it there, then load the worker module.
+  const tsx = import.meta.resolve("tsx/esm/api");
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(url)}); });`, { eval: true, workerData });
+}
+
+/**
+ * Index sidecars for NDJSON files while they are written: `write` gets every piece of text
+ * appended to a file, in order; `close` writes each file's `<file>.idx`. The indexing runs on a
+ * worker thread (both cores: a generator writes, the worker parses), which needs a runtime that
+ * loads this module's TypeScript in workers (tsx); elsewhere, or if the worker fails, `close`
+ * indexes the finished files instead.
+ */
+export class NdjsonIndexStream {
+  /** [0]: characters posted and not yet indexed; [1]: worker state (0 starting, 1 ready, -1 failed). */
+  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
+  private readonly files = new Set<string>();
+  private worker: Worker | undefined;
+  private failed = false;
+
+  private constructor(private readonly maxPending: number) {}
+
+  /** A stream whose worker is ready (or that will index after the fact: always with `worker: false`). */
+  static async start(options: { worker?: boolean; maxPendingChars?: number } = {}): Promise<NdjsonIndexStream> {
+    const s = new NdjsonIndexStream(options.maxPendingChars ?? 64 << 20);
+    try {
+      if (options.worker === false) throw new Error("no worker");
+      const worker = indexWorker({ shared: s.shared });
+      s.worker = worker;
+      await new Promise<void>((ready, fail) => {
+        const timer = setTimeout(() => fail(new Error("the index worker did not start")), 30_000);
+        worker.once("message", () => (clearTimeout(timer), ready()));
+        worker.once("error", (e) => (clearTimeout(timer), fail(e)));
+        worker.once("exit", () => (clearTimeout(timer), fail(new Error("the index worker exited"))));
+      });
+    } catch {
+      await s.stopWorker();
     }
-    carry = Buffer.from(data.subarray(a));
-    base += a;
+    return s;
   }
-  if (carry.length) {
-    const why = line(carry, 0, carry.length, base);
-    if (why) return skip(why);
+
+  /** Is a worker indexing as text is written? */
+  get threaded(): boolean {
+    return !this.failed && this.worker !== undefined;
   }
-  if (!table) return skip("no resources");
-  const { table: finished, order } = (table as TableBuilder).finishOrdered();
-  const n = finished.size;
-  const start = new Float64Array(n);
-  const length = new Int32Array(n);
-  for (let row = 0; row < n; row++) {
-    const from = order ? order[row]! : row;
-    start[row] = starts[from]!;
-    length[row] = lengths[from]!;
+
+  private async stopWorker(): Promise<void> {
+    this.failed = true;
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
   }
-  await writeAtomic(path + INDEX_SUFFIX, encodeNdjsonIndex(finished, { start, length }, { bytes: base + carry.length, sha256: hash.digest("hex") }));
-  return { rows: n };
+
+  /** `text` was just appended to `file` (as utf8). Blocks while the worker is far behind. */
+  write(file: string, text: string): void {
+    this.files.add(file);
+    if (this.failed || !this.worker) return;
+    const shared = this.shared;
+    let waited = 0;
+    for (;;) {
+      if (Atomics.load(shared, 1) === -1) {
+        this.failed = true;
+        return;
+      }
+      const pending = Atomics.load(shared, 0);
+      if (pending <= this.maxPending) break;
+      // The generator runs synchronously: waiting here is the back-pressure.
+      if (Atomics.wait(shared, 0, pending, 100) === "timed-out" && (waited += 100) > 60_000) {
+        this.failed = true; // no progress for a minute: index after the fact
+        return;
+      }
+    }
+    Atomics.add(shared, 0, text.length);
+    this.worker.postMessage({ file, text });
+  }
+
+  /** Write every file's sidecar; per file, the rows indexed or why it got none. */
+  async close(): Promise<Map<string, IndexResult>> {
+    let results: Map<string, IndexResult> | undefined;
+    if (!this.failed && this.worker) {
+      const worker = this.worker;
+      try {
+        results = await new Promise<Map<string, IndexResult>>((done, fail) => {
+          worker.once("message", (m: [string, IndexResult][] | { error: string }) => (Array.isArray(m) ? done(new Map(m)) : fail(new Error(m.error))));
+          worker.once("error", fail);
+          worker.once("exit", () => fail(new Error("the index worker exited")));
+          worker.postMessage({ finish: true });
+        });
+      } catch {
+        results = undefined;
+      }
+    }
+    await this.stopWorker();
+    if (!results || [...this.files].some((f) => !results!.has(f))) {
+      results = new Map();
+      for (const f of this.files) results.set(f, await writeNdjsonIndex(f));
+    }
+    return results;
+  }
+}
+
+/** The worker's side of NdjsonIndexStream (see ndjson-index-worker.ts). */
+export function indexWorkerMain(port: import("node:worker_threads").MessagePort, shared: Int32Array): void {
+  const indexers = new Map<string, NdjsonIndexer>();
+  let broken: string | undefined;
+  port.on("message", (m: { file: string; text: string } | { finish: true }) => {
+    if ("finish" in m) {
+      if (broken !== undefined) return port.postMessage({ error: broken });
+      void (async () => {
+        const out: [string, IndexResult][] = [];
+        for (const [file, ix] of indexers) out.push([file, await saveIndex(file, ix.finish())]);
+        port.postMessage(out);
+      })().catch((e: unknown) => port.postMessage({ error: message(e) }));
+      return;
+    }
+    try {
+      if (broken === undefined) {
+        let ix = indexers.get(m.file);
+        if (!ix) indexers.set(m.file, (ix = new NdjsonIndexer()));
+        ix.push(Buffer.from(m.text, "utf8"));
+      }
+    } catch (e) {
+      broken = message(e);
+      Atomics.store(shared, 1, -1);
+    }
+    Atomics.sub(shared, 0, m.text.length);
+    Atomics.notify(shared, 0);
+  });
+  Atomics.store(shared, 1, 1);
+  port.postMessage("ready");
 }

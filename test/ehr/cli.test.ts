@@ -32,7 +32,7 @@ describe("ehrgym ehr generate / stats", () => {
     const r1 = cli("ehr", "generate", "--out", a, "--patients", "4", "--seed", "5");
     expect(r1.status, r1.stderr).toBe(0);
     expect(r1.stderr).toMatch(/ehr: charts 4\/4/);
-    expect(r1.stderr).toMatch(/index sidecars \d+\.\d s/);
+    expect(r1.stderr).toMatch(/index sidecars: \d+\.\d s after the generator/);
     const types = ["Condition", "MedicationRequest", "Observation", "Patient", "Procedure", "ServiceRequest"];
     expect(readdirSync(a).sort()).toEqual(types.flatMap((t) => [`${t}.ndjson`, `${t}.ndjson.idx`]).sort());
     expect(readFileSync(join(a, "Patient.ndjson"), "utf8").trim().split("\n")).toHaveLength(4);

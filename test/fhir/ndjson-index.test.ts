@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateStore } from "../../env/ehr/index.ts";
-import { compactJson, createFhirService, createStoreBuilder, exportNdjson, loadNdjson, type FhirStore, type FhirStoreBuilder } from "../../env/fhir/index.ts";
+import { NdjsonIndexStream, compactJson, createFhirService, createStoreBuilder, exportNdjson, loadNdjson, writeNdjsonIndex, type FhirStore, type FhirStoreBuilder } from "../../env/fhir/index.ts";
 import { BaseStore } from "../../env/fhir/store.ts";
 import { OBSERVATIONS, PATIENTS } from "./fixture.ts";
 
@@ -265,6 +265,63 @@ describe("NDJSON index sidecars", () => {
     expect(reversed.warnings).toHaveLength(1);
     expect(reversed.warnings[0]).toMatch(/the load already holds Observation resources/);
     sameContents(contents(reversed.store), contents((await load([more, ...files], false)).store), "reversed");
+  });
+
+  it("built from a file's bytes (ehr generate) are the ones exportNdjson writes from the table", async () => {
+    const dir = tmp("from-bytes");
+    for (const f of files) copyFileSync(f, join(dir, f.split("/").pop()!));
+    for (const f of ndjsonFiles(dir)) {
+      expect(await writeNdjsonIndex(f)).toEqual({ rows: parsed.countsByType()[f.split("/").pop()!.replace(".ndjson", "")] });
+      expect(readFileSync(`${f}.idx`).equals(readFileSync(join(exported, `${f.split("/").pop()}.idx`))), f).toBe(true);
+    }
+    // written as a stream (with and without the worker thread), in pieces that split lines and characters
+    for (const worker of [true, false]) {
+      const out = tmp(`stream-${worker}`);
+      const stream = await NdjsonIndexStream.start({ worker, maxPendingChars: 1 << 16 });
+      expect(stream.threaded).toBe(worker); // tsx is registered in the worker: both paths run here
+      for (const f of files) {
+        const text = readFileSync(f, "utf8");
+        const path = join(out, f.split("/").pop()!);
+        writeFileSync(path, "");
+        for (let at = 0; at < text.length; at += 7919) {
+          appendFileSync(path, text.slice(at, at + 7919));
+          stream.write(path, text.slice(at, at + 7919));
+        }
+      }
+      const results = await stream.close();
+      expect(results.size).toBe(files.length);
+      for (const f of files) {
+        const name = f.split("/").pop()!;
+        expect(results.get(join(out, name)), name).toEqual({ rows: parsed.countsByType()[name.replace(".ndjson", "")] });
+        expect(readFileSync(join(out, `${name}.idx`)).equals(readFileSync(`${f}.idx`)), `${name} worker=${worker}`).toBe(true);
+      }
+    }
+    // files a load would not read line by line as resources with ids get none
+    const odd = tmp("odd");
+    const cases: [string, string, RegExp][] = [
+      ["bundle.ndjson", `{"resourceType":"Bundle","type":"collection","entry":[{"resource":${PATIENTS[0]}}]}\n`, /Bundle/],
+      ["noid.ndjson", `${PATIENTS[0]}\n{"resourceType":"Patient","name":[{"family":"X"}]}\n`, /line 2: no valid id/],
+      ["mixed.ndjson", `${PATIENTS[0]}\n${OBSERVATIONS[0]}\n`, /a Observation among Patient/],
+      ["dup.ndjson", `${PATIENTS[0]}\n${PATIENTS[0]}\n`, /duplicate id/],
+      ["bad.ndjson", `${PATIENTS[0]}\n{"resourceType":\n`, /line 2: invalid JSON/],
+      ["pretty.json", JSON.stringify(JSON.parse(PATIENTS[0]!), null, 2), /pretty-printed/],
+    ];
+    for (const [name, text, why] of cases) {
+      const path = join(odd, name);
+      writeFileSync(path, text);
+      writeFileSync(`${path}.idx`, "old");
+      const r = await writeNdjsonIndex(path);
+      expect("skipped" in r && r.skipped, name).toMatch(why);
+      expect(readdirSync(odd), name).not.toContain(`${name}.idx`);
+    }
+    // blank lines, CRLF and a last line without a newline are indexed as a load reads them
+    const crlf = join(odd, "crlf.ndjson");
+    writeFileSync(crlf, `\r\n${PATIENTS[0]}\r\n\r\n  ${PATIENTS[1]}\t\r\n${PATIENTS[2]}`);
+    expect(await writeNdjsonIndex(crlf)).toEqual({ rows: 3 });
+    const viaIndex = await load([crlf], true);
+    expect(viaIndex.warnings).toEqual([]);
+    expect((viaIndex.store as BaseStore).table("Patient")!.spans).toBeDefined();
+    sameContents(contents(viaIndex.store), contents((await load([crlf], false)).store), "crlf");
   });
 
   it("are ignored by builders that are not the store's (plain parse)", async () => {
