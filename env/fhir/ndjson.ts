@@ -91,8 +91,8 @@ class Hasher {
 
   constructor() {
     // Plain JavaScript on node builtins: runs the same under tsx, vitest and plain node.
+    // Not unref'd: a load awaiting a hash must keep the process alive (close() always terminates it).
     this.worker = new Worker(HASH_WORKER, { eval: true, execArgv: [] });
-    this.worker.unref();
     this.worker.on("message", (m: { id: number } & HashResult) => {
       this.pending.get(m.id)?.(m);
       this.pending.delete(m.id);
@@ -465,6 +465,12 @@ export class NdjsonIndexStream {
     }
     Atomics.add(shared, 0, text.length);
     this.worker.postMessage({ file, text });
+  }
+
+  /** Stop without writing sidecars (the files are being thrown away). */
+  async abort(): Promise<void> {
+    await this.stopWorker();
+    this.files.clear();
   }
 
   /** Write every file's sidecar; per file, the rows indexed or why it got none. */

@@ -133,7 +133,7 @@ export async function generateToDir(out: string, opts: GenerateOptions): Promise
     renameSync(tmp, target);
     return { summary, indexSeconds, unindexed };
   } catch (err) {
-    await index.close().catch(() => undefined);
+    await index.abort();
     rmSync(tmp, { recursive: true, force: true });
     if (err instanceof RangeError || err instanceof EhrInputError) throw new UsageError(err.message);
     throw err;
