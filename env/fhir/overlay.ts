@@ -23,12 +23,17 @@ function randomSource(): string {
 
 const NO_RECORDS: ReadonlySet<OverlayRecord> = new Set();
 
-export class OverlayImpl implements Overlay, Engine {
-  private readonly changes = new Map<string, Map<string, OverlayRecord>>();
+/** An overlay's writes; made on its first write (most episodes only read, and a server keeps thousands open). */
+interface Changes {
+  records: Map<string, Map<string, OverlayRecord>>;
   /** type -> "Patient/id" -> live (not deleted) records of that patient: patient searches check only these. */
-  private readonly byPatientRef = new Map<string, Map<string, Set<OverlayRecord>>>();
+  byPatientRef: Map<string, Map<string, Set<OverlayRecord>>>;
   /** type -> base rows this overlay updated or deleted (created records never reuse a base id). */
-  private readonly changedRows = new Map<string, Set<number>>();
+  changedRows: Map<string, Set<number>>;
+}
+
+export class OverlayImpl implements Overlay, Engine {
+  private changes: Changes | undefined;
   private created = 0;
   writes = 0;
 
@@ -43,7 +48,7 @@ export class OverlayImpl implements Overlay, Engine {
   }
 
   lookup(type: string, id: string): Hit | "deleted" | undefined {
-    const rec = this.changes.get(type)?.get(id);
+    const rec = this.changes?.records.get(type)?.get(id);
     if (rec) return rec.deleted ? "deleted" : rec;
     return this.base.lookup(type, id);
   }
@@ -54,13 +59,13 @@ export class OverlayImpl implements Overlay, Engine {
 
   matchHits(parsed: ParsedSearch): Hit[] {
     const rows = this.base.baseRows(parsed);
-    const changed = this.changes.get(parsed.type);
+    const changed = this.changes?.records.get(parsed.type);
     if (!changed || changed.size === 0) return rows;
     const patient = singlePatient(parsed.criteria);
-    const candidates = patient === undefined ? changed.values() : (this.byPatientRef.get(parsed.type)?.get(patient) ?? NO_RECORDS).values();
+    const candidates = patient === undefined ? changed.values() : (this.changes!.byPatientRef.get(parsed.type)?.get(patient) ?? NO_RECORDS).values();
     const mine: OverlayRecord[] = [];
     for (const rec of candidates) if (!rec.deleted && matchesAll(rec.resource, parsed.criteria)) mine.push(rec);
-    const changedRows = this.changedRows.get(parsed.type);
+    const changedRows = this.changes!.changedRows.get(parsed.type);
     if (mine.length === 0 && !changedRows?.size) return rows;
     mine.sort((a, b) => a.order - b.order);
     const merged: Hit[] = [];
@@ -126,10 +131,11 @@ export class OverlayImpl implements Overlay, Engine {
 
   /** Store a record (or tombstone), replacing the previous one in the patient index. */
   private put(rec: OverlayRecord): void {
-    let m = this.changes.get(rec.type);
-    if (!m) this.changes.set(rec.type, (m = new Map()));
-    let index = this.byPatientRef.get(rec.type);
-    if (!index) this.byPatientRef.set(rec.type, (index = new Map()));
+    const changes = (this.changes ??= { records: new Map(), byPatientRef: new Map(), changedRows: new Map() });
+    let m = changes.records.get(rec.type);
+    if (!m) changes.records.set(rec.type, (m = new Map()));
+    let index = changes.byPatientRef.get(rec.type);
+    if (!index) changes.byPatientRef.set(rec.type, (index = new Map()));
     const prev = m.get(rec.id);
     if (prev) for (const p of prev.patients) index.get(p)?.delete(prev);
     if (!rec.deleted) {
@@ -141,8 +147,8 @@ export class OverlayImpl implements Overlay, Engine {
     }
     m.set(rec.id, rec);
     if (rec.order < CREATED_ORDER_BASE) {
-      let rows = this.changedRows.get(rec.type);
-      if (!rows) this.changedRows.set(rec.type, (rows = new Set()));
+      let rows = changes.changedRows.get(rec.type);
+      if (!rows) changes.changedRows.set(rec.type, (rows = new Set()));
       rows.add(rec.order);
     }
     this.writes++;
@@ -168,7 +174,7 @@ export class OverlayImpl implements Overlay, Engine {
     validateWrite(type, resource);
     if (resource.id !== undefined && resource.id !== id)
       throw new FhirError(400, `Resource body ID of "${String(resource.id)}" does not match URL ID of "${id}"`);
-    const prev = this.changes.get(type)?.get(id);
+    const prev = this.changes?.records.get(type)?.get(id);
     if (prev) {
       const rec = this.record(type, id, prev.order, prev.version + 1, resource);
       return { rec, created: prev.deleted };
