@@ -1,6 +1,7 @@
 // FHIR date/dateTime/instant values as inclusive millisecond ranges, and the date search prefixes.
 // A value without a time zone is taken as UTC. Precision sets the range: "2023" is the whole year,
-// "2023-11-12" the whole day, "2023-11-12T10:15:00+00:00" one second.
+// "2023-11-12" the whole day, "2023-11-12T10:15:00+00:00" one second. (Index sidecars store these
+// ranges: a change here needs a bump of INDEX_VERSION in ndjson-index.ts.)
 
 export interface DateRange {
   lo: number;

@@ -1,6 +1,7 @@
 // The search parameters of each resource type and how their values are read from a resource.
 // One definition serves both the base indexes (built at load) and the overlay matcher, so the
-// two can never disagree.
+// two can never disagree. Changing what a definition reads changes the indexes that NDJSON index
+// sidecars hold: bump INDEX_VERSION (ndjson-index.ts) so sidecars made before are not used.
 import { parseDateRange, type DateRange } from "./dates.ts";
 import { Decimal } from "./json.ts";
 

@@ -280,7 +280,8 @@ export class TableBuilder {
     return this.ids.length;
   }
 
-  /** Add one resource: `text` is its JSON text, `r` the same resource parsed. */
+  /** Add one resource: `text` is its JSON text, `r` the same resource parsed. (What this derives is
+   *  what index sidecars store: a change here needs a bump of INDEX_VERSION in ndjson-index.ts.) */
   add(id: string, text: string, r: R): void {
     const row = this.ids.length;
     this.ids.push(id);
