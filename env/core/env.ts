@@ -1,11 +1,13 @@
 // MedAgentEnv: one gym-style episode at a time over a shared backend (reset/step/close/record).
 import { z } from "zod";
-import { FhirService, type FhirResponse, type FhirStore } from "../fhir/index.ts";
+import { FhirService, type BundleParts, type FhirResponse, type FhirStore } from "../fhir/index.ts";
+import { noteContentParts } from "./message-json.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
   DEFAULT_TOOL_NAMES,
   getErrorReply,
   getReply,
+  GET_REPLY_AROUND,
   httpErrorMessage,
   loadFunctions,
   loadPromptTemplate,
@@ -306,9 +308,11 @@ export class MedAgentEnv {
    * texts instead of holding a flat ~20 KB copy per step, which a server with many open episodes
    * would otherwise keep copying through young-generation GCs.
    */
-  private say(ep: Episode, message: Message, fresh?: string): void {
+  private say(ep: Episode, message: Message, fresh?: string): Message {
     ep.messages.push(message);
-    ep.observation.push(fresh !== undefined ? { ...message, content: fresh } : { ...message });
+    const copy = fresh !== undefined ? { ...message, content: fresh } : { ...message };
+    ep.observation.push(copy);
+    return copy;
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
@@ -318,6 +322,7 @@ export class MedAgentEnv {
     const t = parseTextTurn(content);
     let reply: string | undefined;
     let fresh: string | undefined;
+    let bundle: BundleParts | undefined;
     switch (t.kind) {
       case "GET": {
         const route = this.config.router.route(t.url);
@@ -329,6 +334,7 @@ export class MedAgentEnv {
             // Two separately built strings, see `say`.
             reply = getReply(res.text);
             fresh = getReply(res.text);
+            bundle = res.bundle;
           } else reply = getErrorReply(httpErrorMessage(res.status, route.url));
         } else reply = getErrorReply(route.error);
         ep.actions.push(action);
@@ -362,7 +368,8 @@ export class MedAgentEnv {
     }
     if (reply !== undefined) {
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "user", content: reply }, fresh);
+      const said = this.say(ep, { role: "user", content: reply }, fresh);
+      if (bundle) noteContentParts(said, GET_REPLY_AROUND[0], bundle, GET_REPLY_AROUND[1]);
     }
   }
 
@@ -388,6 +395,7 @@ export class MedAgentEnv {
       const raw = JSON.stringify({ name: call.function.name, arguments: call.function.arguments });
       const plan = planToolCall(call.function.name, call.function.arguments, this.config.toolNames);
       let reply: string;
+      let bundle: BundleParts | undefined;
       switch (plan.kind) {
         case "FINISH":
           ep.actions.push({ kind: "FINISH", raw, tool: plan.tool });
@@ -403,6 +411,7 @@ export class MedAgentEnv {
           const res = await this.request(ep, "GET", plan.path);
           ep.actions.push({ kind: "GET", raw, tool: plan.tool, url: base + plan.path, response: { status: res.status, text: res.text } });
           reply = res.text;
+          bundle = res.bundle;
           break;
         }
         case "POST": {
@@ -417,7 +426,8 @@ export class MedAgentEnv {
         }
       }
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+      const said = this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+      if (bundle) noteContentParts(said, "", bundle, "");
     }
   }
 

@@ -1,6 +1,7 @@
 // What the store and an overlay share with the service: search hits (base rows or overlay
 // records), their rendering, and ordering. Internal to env/fhir.
 import { sortKeyOf } from "./matcher.ts";
+import { escapeJson } from "./json.ts";
 import { prettyJson } from "./pretty.ts";
 import type { ParsedSearch, SortKey } from "./query.ts";
 import { ENTRY_INDENT, dateOrder, type RowOrder, type TypeTable } from "./table.ts";
@@ -55,6 +56,17 @@ export function hitEntryText(table: TypeTable | undefined, h: Hit): string {
   if (typeof h === "number") return table!.entryText(h);
   h.pretty ??= prettyJson(h.text, ENTRY_INDENT);
   return h.pretty;
+}
+
+/** Per table, the JSON-escaped entry texts of the rows served inside JSON so far (see bundleJsonString). */
+const entryJsonCache = new WeakMap<TypeTable, (string | undefined)[]>();
+
+/** `hitEntryText` JSON-escaped (no quotes); kept per base row once made, made each time for overlay records. */
+export function hitEntryJson(table: TypeTable | undefined, h: Hit): string {
+  if (typeof h !== "number") return escapeJson(hitEntryText(table, h));
+  let cache = entryJsonCache.get(table!);
+  if (cache === undefined) entryJsonCache.set(table!, (cache = new Array<string | undefined>(table!.size)));
+  return (cache[h] ??= escapeJson(table!.entryText(h)));
 }
 
 export function hitResource(table: TypeTable | undefined, h: Hit): R {

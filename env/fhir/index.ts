@@ -5,6 +5,7 @@ export { FhirService, createFhirService, CONTENT_TYPE, type FhirServiceOptions }
 export { loadNdjson, exportNdjson, writeNdjsonIndex, NdjsonIndexStream, type IndexResult, type ExportOptions, type LoadOptions, type LoadProgress } from "./ndjson.ts";
 export { INDEX_SUFFIX, INDEX_VERSION } from "./ndjson-index.ts";
 export { prettyJson, compactJson } from "./pretty.ts";
+export { bundleJsonString, type BundleParts } from "./bundle.ts";
 export { parseLossless } from "./lossless.ts";
 export { parseDateRange, type DateRange } from "./dates.ts";
 export { normalizeReference, searchParams, CORE_TYPES, type SearchParamDef } from "./search-params.ts";

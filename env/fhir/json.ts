@@ -28,3 +28,8 @@ export function stringifyCompact(value: unknown): string {
   }
   return `{${parts.join(",")}}`;
 }
+
+/** A string's JSON-escaped form without the quotes: `JSON.stringify(s)` is `"` + escapeJson(s) + `"`. */
+export function escapeJson(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}

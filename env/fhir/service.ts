@@ -1,6 +1,6 @@
 // FhirService: one REST interaction in, the exact HAPI-style reply out. No HTTP here (see http-server.ts).
 import { randomUUID } from "node:crypto";
-import { renderBundle, renderOperationOutcome, type BundleLink } from "./bundle.ts";
+import { renderBundle, renderOperationOutcome, type BundleLink, type BundleParts } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
 import { hitEntryText, hitId, nowInstant, sortHits, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { parseLossless } from "./lossless.ts";
@@ -140,6 +140,10 @@ export class FhirService {
     return { status, headers: { "Content-Type": CONTENT_TYPE, ...headers }, text };
   }
 
+  private bundleReply(parts: BundleParts, pretty: boolean): FhirResponse {
+    return { status: 200, headers: { "Content-Type": CONTENT_TYPE }, text: renderBundle(parts, pretty), bundle: pretty ? parts : undefined };
+  }
+
   private error(e: unknown, pretty: boolean): FhirResponse {
     if (e instanceof FhirError) return this.reply(e.status, renderOperationOutcome("error", "processing", e.diagnostics, pretty));
     const message = e instanceof Error ? e.message : String(e);
@@ -197,17 +201,17 @@ export class FhirService {
       const id = this.remember({ engine, table, type, hits, sort: selected ? parsed.sort : [] });
       links.push({ relation: "next", url: this.pageLink(id, count, count, parsed.pretty) });
     }
-    const text = renderBundle(
+    return this.bundleReply(
       {
         id: randomUUID(),
         lastUpdated: nowInstant(),
         total: parsed.total === "none" ? undefined : hits.length,
         links,
         entries: this.entries(table, type, first, 0, shown),
+        source: { table, hits: first, from: 0 },
       },
       parsed.pretty,
     );
-    return this.reply(200, text);
   }
 
   private page(query: string, engine: Engine, pretty: boolean): FhirResponse {
@@ -234,11 +238,11 @@ export class FhirService {
     const links: BundleLink[] = [{ relation: "self", url: `${this.baseUrl}?${query}` }];
     if (end < p.hits.length && count > 0) links.push({ relation: "next", url: this.pageLink(id, end, count, pretty) });
     if (offset > 0) links.push({ relation: "previous", url: this.pageLink(id, Math.max(0, offset - count), count, pretty) });
-    const text = renderBundle(
-      { id: randomUUID(), lastUpdated: nowInstant(), total: p.hits.length, links, entries: this.entries(p.table, p.type, p.hits, Math.min(offset, end), end) },
+    const from = Math.min(offset, end);
+    return this.bundleReply(
+      { id: randomUUID(), lastUpdated: nowInstant(), total: p.hits.length, links, entries: this.entries(p.table, p.type, p.hits, from, end), source: { table: p.table, hits: p.hits, from } },
       pretty,
     );
-    return this.reply(200, text);
   }
 
   private resourceReply(status: number, table: TypeTable | undefined, h: Hit, pretty: boolean, extra: Record<string, string> = {}): FhirResponse {

@@ -1,3 +1,4 @@
+import type { BundleParts } from "./bundle.ts";
 // The contract of the FHIR layer. Every other folder codes against these types
 // (imported through env/fhir/index.ts), never against the store internals.
 
@@ -22,6 +23,8 @@ export interface FhirResponse {
   headers: Record<string, string>;
   /** The body exactly as HAPI would send it (pretty by default). */
   text: string;
+  /** For a pretty searchset: its parts, from which `bundleJsonString` builds `JSON.stringify(text)` cheaply. */
+  bundle?: BundleParts;
 }
 
 export interface SearchHits {

@@ -7,8 +7,11 @@ export const CALL_FINISH = "Please call FINISH if you have got answers for all t
 export const POST_ACCEPTED = `POST request accepted and executed successfully. ${CALL_FINISH}`;
 export const POST_INVALID = "Invalid POST request";
 
+/** What a GET reply puts before and after the response text. */
+export const GET_REPLY_AROUND = ["Here is the response from the GET request:\n", `. ${CALL_FINISH}`] as const;
+
 export function getReply(data: string): string {
-  return `Here is the response from the GET request:\n${data}. ${CALL_FINISH}`;
+  return GET_REPLY_AROUND[0] + data + GET_REPLY_AROUND[1];
 }
 export function getErrorReply(error: string): string {
   return `Error in sending the GET request: ${error}`;

@@ -1,6 +1,7 @@
 // Body encodings: JSON (default) and MessagePack, chosen by Content-Type (requests) and Accept (replies).
 import { createRequire } from "node:module";
 import msgpack from "msgpack-lite";
+import { messageJson, type Message } from "../core/index.ts";
 import { HttpError } from "./errors.ts";
 
 // msgpack-lite's default codec revives JS-specific ext types (Error, Date, typed arrays); clients
@@ -71,7 +72,30 @@ function plain(value: unknown): unknown {
   return out;
 }
 
+/**
+ * `JSON.stringify(value)`; a reply's `observation` messages are encoded by `messageJson`, which
+ * splices FHIR replies from their cached escaped parts instead of escaping ~10-30 KB per step.
+ */
+function elementJson(m: unknown): string {
+  return m !== null && typeof m === "object" && !Array.isArray(m) ? messageJson(m as Message) : (JSON.stringify(m) ?? "null");
+}
+
+export function encodeJson(value: unknown): string {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || !Array.isArray((value as { observation?: unknown }).observation) || "toJSON" in value)
+    return JSON.stringify(value);
+  let out = "";
+  for (const key of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (key === "observation") out += `,"observation":[${(v as unknown[]).map(elementJson).join(",")}]`;
+    else {
+      const json = JSON.stringify(v) as string | undefined; // undefined and functions are left out, as JSON.stringify does
+      if (json !== undefined) out += `,${JSON.stringify(key)}:${json}`;
+    }
+  }
+  return `{${out.slice(1)}}`;
+}
+
 export function encodeBody(value: unknown, encoding: Encoding): { body: Buffer | string; contentType: string } {
-  if (encoding === "json") return { body: JSON.stringify(value), contentType: CONTENT_TYPE.json };
+  if (encoding === "json") return { body: encodeJson(value), contentType: CONTENT_TYPE.json };
   return { body: msgpack.encode(plain(value), { codec }), contentType: CONTENT_TYPE.msgpack };
 }

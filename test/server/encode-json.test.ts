@@ -1,0 +1,96 @@
+// The server's JSON encoder splices FHIR replies from cached escaped parts; its output must be
+// byte-identical to JSON.stringify of the same reply, whatever the resources contain.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { EmbeddedBackend, EnvConfig, MedAgentEnv, messageJson, type Message } from "../../env/core/index.ts";
+import { createStoreBuilder, FhirService } from "../../env/fhir/index.ts";
+import { encodeJson } from "../../env/server/codec.ts";
+import { API_BASE, lab, patient, solGrader, task } from "../core/fixtures.ts";
+
+const TRICKY = ['O"Brien', "back\\slash", "tab\there", "line\nbreak", "Zoë Ñúñez", "李小龙", "emoji 😀", "sep\u2028\u2029", "ctl\u0001\u001f", "lone \ud800 surrogate", "</script>"];
+
+function trickyStore(names: string[]) {
+  const b = createStoreBuilder();
+  names.forEach((family, i) => {
+    const mrn = `S${2000000 + i}`;
+    b.addResource(patient(mrn, family, `Given ${family}`, "1960-01-01"));
+    for (let k = 0; k < 4; k++) b.addResource({ ...lab(String(5000 + i * 10 + k), mrn, "K", 3.5 + k / 10, `2023-0${k + 1}-01T08:00:00+00:00`), note: [{ text: `${family} #${k}` }] });
+  });
+  return b.build();
+}
+
+function envFor(names: string[]) {
+  const store = trickyStore(names);
+  return new MedAgentEnv(new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: API_BASE })), grader: solGrader() }));
+}
+
+const same = (value: unknown) => expect(encodeJson(value)).toBe(JSON.stringify(value));
+
+describe("server JSON encoder", () => {
+  it("encodes text-protocol replies (bundles, pages, errors, POSTs) exactly as JSON.stringify", async () => {
+    const env = envFor(TRICKY);
+    const reset = await env.reset({ task: task("enc", "S2000000", ["S2000000"]), maxRounds: 20 });
+    same(reset);
+    const turns = [
+      `GET ${API_BASE}Patient?family=${encodeURIComponent(TRICKY[0]!)}`,
+      `GET ${API_BASE}Observation?patient=S2000005&code=K&_count=2`,
+      `GET ${API_BASE}Observation?patient=S2000006&_sort=-date`,
+      `GET ${API_BASE}Observation?patient=S2000001&date=notadate`,
+      `GET ${API_BASE}Observation?patient=S2000001&_format=xml`,
+      `POST ${API_BASE}Observation\n${JSON.stringify(lab("x", "S2000001", "K", 4.1, "2023-11-13T10:15:00+00:00"))}`,
+      `GET ${API_BASE}Observation?patient=S2000001&code=K`,
+      `GET ${API_BASE}Patient?_count=50`,
+    ];
+    let spliced = 0;
+    for (const turn of turns) {
+      const step = await env.step(turn);
+      same(step);
+      if (step.observation.some((m) => m.content?.includes('"resourceType": "Bundle"'))) spliced++;
+    }
+    expect(spliced).toBeGreaterThanOrEqual(5);
+    // The paging link of a reply is followed as the agent would.
+    const page = await env.step(`GET ${API_BASE}Observation?patient=S2000005&code=K&_count=1`);
+    const next = /"relation": "next",\s+"url": "([^"]+)"/.exec(page.observation[0]!.content!)![1]!;
+    same(page);
+    same(await env.step(`GET ${next}`));
+    same(await env.step('FINISH(["S2000000"])'));
+  });
+
+  it("encodes tool-protocol replies exactly as JSON.stringify", async () => {
+    const env = envFor(TRICKY);
+    same(await env.reset({ task: task("enc-tools", "S2000000", ["S2000000"]), protocol: "tools" }));
+    let n = 0;
+    const call = (name: string, args: unknown) => ({ id: `call_${n++}`, type: "function" as const, function: { name, arguments: JSON.stringify(args) } });
+    const turn: Message = {
+      role: "assistant",
+      content: null,
+      tool_calls: [call("fhir_patient_search", { family: TRICKY[1] }), call("fhir_observation_search", { patient: "S2000007", code: "K" }), call("fhir_observation_search", { patient: 5 })],
+    };
+    const step = await env.step(turn);
+    expect(step.observation).toHaveLength(3);
+    same(step);
+  });
+
+  it("falls back to JSON.stringify when a caller replaced a spliced message's content", async () => {
+    const env = envFor(TRICKY.slice(0, 2));
+    await env.reset({ task: task("enc-edit", "S2000000", ["S2000000"]) });
+    const step = await env.step(`GET ${API_BASE}Patient?family=${encodeURIComponent(TRICKY[1]!)}`);
+    const message = step.observation[0]!;
+    expect(messageJson(message)).toBe(JSON.stringify(message));
+    message.content = `${message.content!.slice(0, 40)}edited`;
+    expect(messageJson(message)).toBe(JSON.stringify(message));
+    same({ ...step, observation: [message, { role: "user", content: undefined }, null, 7] });
+    same({ a: undefined, observation: [], f: () => 1, b: [undefined] });
+  });
+
+  it("matches JSON.stringify for arbitrary resource text (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string({ unit: "binary", minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), async (names) => {
+        const env = envFor(names);
+        await env.reset({ task: task("prop", "S2000000", ["S2000000"]) });
+        for (const turn of [`GET ${API_BASE}Patient?_count=10`, `GET ${API_BASE}Observation?patient=S2000000&_count=3`]) same(await env.step(turn));
+      }),
+      { numRuns: 60, seed: 20261123 },
+    );
+  });
+});
