@@ -1,13 +1,24 @@
 // Searchset Bundles and OperationOutcomes rendered as text, in HAPI's pretty style or compact.
 // Entry resources arrive pre-rendered at ENTRY_INDENT, so a reply is string concatenation only.
-import { hitEntryJson, type Hit } from "./engine.ts";
 import { escapeJson } from "./json.ts";
 import { compactJson, prettyJson } from "./pretty.ts";
-import type { TypeTable } from "./table.ts";
 
 export interface BundleLink {
   relation: string;
   url: string;
+}
+
+/** A page's entries, in order. A searchset entry's pretty text is the same for a row every time, so
+ *  it is made once per row (see HitEntries in service.ts) and a reply only strings them together. */
+export interface BundleEntries {
+  readonly length: number;
+  fullUrl(i: number): string;
+  /** The resource as pretty text at ENTRY_INDENT. */
+  resource(i: number): string;
+  /** The whole entry, `{ "fullUrl", "resource", "search" }`, pretty at ENTRY_INDENT, no separator. */
+  block(i: number): string;
+  /** `block(i)` JSON-escaped (no quotes). */
+  blockJson(i: number): string;
 }
 
 export interface BundleParts {
@@ -15,18 +26,29 @@ export interface BundleParts {
   lastUpdated: string;
   total: number | undefined;
   links: BundleLink[];
-  /** fullUrl and the resource text pretty-printed at ENTRY_INDENT. */
-  entries: { fullUrl: string; resource: string }[];
-  /** Where the entries come from (entry i is hit `from + i`), so their JSON-escaped texts can be cached. */
-  source?: { table: TypeTable | undefined; hits: ArrayLike<Hit>; from: number };
+  entries: BundleEntries;
 }
 
 const q = JSON.stringify;
 
+const ENTRY_HEAD = `{\n    "fullUrl": `;
+const ENTRY_RESOURCE = `,\n    "resource": `;
+const ENTRY_TAIL = `,\n    "search": {\n      "mode": "match"\n    }\n  }`;
+const ENTRY_TAIL_JSON = escapeJson(ENTRY_TAIL);
+
+/** An entry's pretty text (what `block` returns), from its parts. */
+export function entryBlock(fullUrl: string, resource: string): string {
+  return ENTRY_HEAD + q(fullUrl) + ENTRY_RESOURCE + resource + ENTRY_TAIL;
+}
+
+/** `escapeJson(entryBlock(fullUrl, resource))`, given the resource text already escaped. */
+export function entryBlockJson(fullUrl: string, resourceJson: string): string {
+  return escapeJson(ENTRY_HEAD + q(fullUrl) + ENTRY_RESOURCE) + resourceJson + ENTRY_TAIL_JSON;
+}
+
 const same = (s: string): string => s;
-const plainEntry = (b: BundleParts, i: number): string => b.entries[i]!.resource;
-const jsonEntry = (b: BundleParts, i: number): string =>
-  b.source ? hitEntryJson(b.source.table, b.source.hits[b.source.from + i]!) : escapeJson(b.entries[i]!.resource);
+const plainBlock = (e: BundleEntries, i: number): string => e.block(i);
+const jsonBlock = (e: BundleEntries, i: number): string => e.blockJson(i);
 
 /**
  * `JSON.stringify(renderBundle(b, true))`, built from the escaped forms of the parts: the entries'
@@ -34,7 +56,7 @@ const jsonEntry = (b: BundleParts, i: number): string =>
  * same resource text again on every request.
  */
 export function bundleJsonString(b: BundleParts): string {
-  return `"${prettyBundle(b, escapeJson, jsonEntry)}"`;
+  return `"${prettyBundle(b, escapeJson, jsonBlock)}"`;
 }
 
 export function renderBundle(b: BundleParts, pretty: boolean): string {
@@ -42,17 +64,19 @@ export function renderBundle(b: BundleParts, pretty: boolean): string {
     let s = `{"resourceType":"Bundle","id":${q(b.id)},"meta":{"lastUpdated":${q(b.lastUpdated)}},"type":"searchset"`;
     if (b.total !== undefined) s += `,"total":${b.total}`;
     s += `,"link":[${b.links.map((l) => `{"relation":${q(l.relation)},"url":${q(l.url)}}`).join(",")}]`;
-    if (b.entries.length)
-      s += `,"entry":[${b.entries.map((e) => `{"fullUrl":${q(e.fullUrl)},"resource":${compactJson(e.resource)},"search":{"mode":"match"}}`).join(",")}]`;
+    const entries: string[] = [];
+    for (let i = 0; i < b.entries.length; i++) entries.push(`{"fullUrl":${q(b.entries.fullUrl(i))},"resource":${compactJson(b.entries.resource(i))},"search":{"mode":"match"}}`);
+    if (entries.length) s += `,"entry":[${entries.join(",")}]`;
     return s + "}";
   }
-  return prettyBundle(b, same, plainEntry);
+  return prettyBundle(b, same, plainBlock);
 }
 
-/** The pretty rendering, every piece but the entry texts passed through `piece` (identity or JSON escaping). */
-function prettyBundle(b: BundleParts, piece: (s: string) => string, entry: (b: BundleParts, i: number) => string): string {
+/** The pretty rendering, every piece but the entries passed through `piece` (identity or JSON escaping). */
+function prettyBundle(b: BundleParts, piece: (s: string) => string, entry: (e: BundleEntries, i: number) => string): string {
   // Concatenation, not join: the entries are long-lived strings, and a rope of them is built in
-  // O(entries); whoever needs the flat text (a socket write, a tokenizer) copies it once, then.
+  // O(entries) with two small nodes per entry; whoever needs the flat text (a socket write, a
+  // tokenizer) copies it once, then. (An episode's history keeps these ropes for its lifetime.)
   let s = piece(`{\n  "resourceType": "Bundle",\n  "id": ${q(b.id)},\n  "meta": {\n    "lastUpdated": ${q(b.lastUpdated)}\n  },\n  "type": "searchset"`);
   if (b.total !== undefined) s += piece(`,\n  "total": ${b.total}`);
   s += piece(`,\n  "link": [ `);
@@ -61,13 +85,10 @@ function prettyBundle(b: BundleParts, piece: (s: string) => string, entry: (b: B
     s += piece(`${i === 0 ? "" : ", "}{\n    "relation": ${q(l.relation)},\n    "url": ${q(l.url)}\n  }`);
   }
   s += piece(" ]");
-  if (b.entries.length) {
-    s += piece(`,\n  "entry": [ `);
-    const first = piece(`{\n    "fullUrl": `);
-    const next = piece(`, {\n    "fullUrl": `);
-    const key = piece(`,\n    "resource": `);
-    const end = piece(`,\n    "search": {\n      "mode": "match"\n    }\n  }`);
-    for (let i = 0; i < b.entries.length; i++) s += (i === 0 ? first : next) + piece(q(b.entries[i]!.fullUrl)) + key + entry(b, i) + end;
+  const n = b.entries.length;
+  if (n) {
+    s += piece(`,\n  "entry": [ `) + entry(b.entries, 0);
+    for (let i = 1; i < n; i++) s += ", " + entry(b.entries, i);
     s += piece(" ]");
   }
   return s + piece("\n}");

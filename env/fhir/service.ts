@@ -1,8 +1,9 @@
 // FhirService: one REST interaction in, the exact HAPI-style reply out. No HTTP here (see http-server.ts).
 import { randomUUID } from "node:crypto";
+import { EntryTexts } from "./entries.ts";
 import { renderBundle, renderOperationOutcome, type BundleLink, type BundleParts } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
-import { hitEntryText, hitId, nowInstant, sortHits, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { nowInstant, sortHits, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { compactJson, prettyJson, reindent } from "./pretty.ts";
@@ -72,12 +73,14 @@ export class FhirService {
   private readonly pageCacheSize: number;
   private readonly knownTypes: Set<string>;
   private metadataText: string | undefined;
+  private readonly entryTexts: EntryTexts;
 
   constructor(store: FhirStore, options: FhirServiceOptions = {}) {
     if (!(store instanceof BaseStore)) throw new Error("FhirService needs a store from createStoreBuilder().build()");
     this.base = store;
     this.baseUrl = options.baseUrl ?? "http://localhost:8080/fhir/";
     if (!this.baseUrl.endsWith("/")) this.baseUrl += "/";
+    this.entryTexts = new EntryTexts(this.baseUrl);
     this.maxCount = options.maxCount ?? store.maxCount;
     this.defaultCount = Math.min(options.defaultCount ?? 20, this.maxCount);
     this.pageCacheSize = options.pageCacheSize ?? 2000;
@@ -166,15 +169,6 @@ export class FhirService {
     return `${this.baseUrl}?_getpages=${id}&_getpagesoffset=${offset}&_count=${count}&_pretty=${pretty}&_bundletype=searchset`;
   }
 
-  private entries(table: TypeTable | undefined, type: string, hits: ArrayLike<Hit>, from: number, to: number) {
-    const out: { fullUrl: string; resource: string }[] = [];
-    for (let i = from; i < to; i++) {
-      const h = hits[i]!;
-      out.push({ fullUrl: `${this.baseUrl}${type}/${hitId(table, h)}`, resource: hitEntryText(table, h) });
-    }
-    return out;
-  }
-
   private remember(p: PagedSearch): string {
     if (Array.isArray(p.hits)) p.hits = packRows(p.hits) ?? p.hits;
     const id = randomUUID();
@@ -207,8 +201,7 @@ export class FhirService {
         lastUpdated: nowInstant(),
         total: parsed.total === "none" ? undefined : hits.length,
         links,
-        entries: this.entries(table, type, first, 0, shown),
-        source: { table, hits: first, from: 0 },
+        entries: this.entryTexts.page(table, type, first, 0, shown),
       },
       parsed.pretty,
     );
@@ -240,7 +233,7 @@ export class FhirService {
     if (offset > 0) links.push({ relation: "previous", url: this.pageLink(id, Math.max(0, offset - count), count, pretty) });
     const from = Math.min(offset, end);
     return this.bundleReply(
-      { id: randomUUID(), lastUpdated: nowInstant(), total: p.hits.length, links, entries: this.entries(p.table, p.type, p.hits, from, end), source: { table: p.table, hits: p.hits, from } },
+      { id: randomUUID(), lastUpdated: nowInstant(), total: p.hits.length, links, entries: this.entryTexts.page(p.table, p.type, p.hits, from, end) },
       pretty,
     );
   }

@@ -1,8 +1,11 @@
-// `npm run bench [-- fhir ehr env server]`: runs every bench section (or the named ones) in order.
-// With more than one section, each runs in a fresh Node process: a section's figures must not
-// depend on the heap (and GC state) the sections before it left behind.
+// `npm run bench [-- fhir ehr env server]`: runs every bench section (or the named ones) in order,
+// each in a fresh Node process (a section's figures must not depend on the heap and GC state the
+// sections before it left behind) started with the V8 settings the ehrgym CLI uses.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { productNodeOptions } from "./node-options.ts";
+
+const IN_CHILD = "EHRGYM_BENCH_SECTION";
 
 const sections: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   ehr: () => import("./ehr.ts"),
@@ -20,13 +23,16 @@ if (unknown.length) {
   process.exit(2);
 }
 
-if (names.length === 1) {
+if (process.env[IN_CHILD] === names[0] && names.length === 1) {
   console.log(`\n== ${names[0]} ==`);
   await (await sections[names[0]!]!()).run();
 } else {
   let failed = 0;
   for (const name of names) {
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), name], { stdio: "inherit" });
+    const child = spawnSync(process.execPath, [...productNodeOptions(), ...process.execArgv, fileURLToPath(import.meta.url), name], {
+      stdio: "inherit",
+      env: { ...process.env, [IN_CHILD]: name },
+    });
     if (child.status !== 0) {
       failed++;
       console.error(`bench section "${name}" failed (exit ${child.status ?? child.signal})`);

@@ -2,10 +2,10 @@
 // MedAgentBench query mix and a FINISH, over JSON then MessagePack. The server runs in a child process
 // (this file, started with EHRGYM_BENCH_SERVER_CHILD=1) so the load generator does not share its core.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { Client } from "undici";
 import { fileURLToPath } from "node:url";
 import msgpack from "msgpack-lite";
+import { productNodeOptions } from "./node-options.ts";
 import { percentile, report } from "./report.ts";
 
 const CONCURRENCY = Number(process.env.EHRGYM_BENCH_CONCURRENCY ?? 1000);
@@ -77,18 +77,13 @@ function serverCpu(child: ChildProcess): Promise<number> {
   });
 }
 
-function servedNodeOptions(): string {
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as { ehrgym?: { nodeOptions?: string } };
-  return pkg.ehrgym?.nodeOptions ?? "";
-}
-
 function startChild(): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
   return new Promise((resolve, reject) => {
     // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
     const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
     // The V8 settings `ehrgym serve` runs with (package.json "ehrgym.nodeOptions", applied by bin/ehrgym.js);
     // EHRGYM_BENCH_NODE_FLAGS="..." adds to them to try others.
-    const flags = `${servedNodeOptions()} ${process.env.EHRGYM_BENCH_NODE_FLAGS ?? ""}`.split(/\s+/).filter(Boolean);
+    const flags = [...productNodeOptions(), ...(process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean)];
     const child = spawn(process.execPath, [...flags, ...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
       env: { ...process.env, [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
