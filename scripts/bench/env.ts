@@ -181,8 +181,8 @@ export async function run(): Promise<void> {
   const post = `POST ${API_BASE}MedicationRequest\n${JSON.stringify(medicationRequest(mrn))}`;
   const read = `GET ${API_BASE}Patient?identifier=${mrn}`;
   const r0 = await resetAfter(config, tasks[0]!, post, 0, 200);
-  const rReads = await resetAfter(config, tasks[0]!, read, 1000, 30);
-  const rWrites = await resetAfter(config, tasks[0]!, post, 1000, 30);
+  const rReads = await resetAfter(config, tasks[0]!, read, 1000, 60);
+  const rWrites = await resetAfter(config, tasks[0]!, post, 1000, 60);
   report({
     name: "env reset after an episode with 1,000 writes, median",
     value: rWrites,
