@@ -1,10 +1,12 @@
-// The server's JSON encoder splices FHIR replies from cached escaped parts; its output must be
-// byte-identical to JSON.stringify of the same reply, whatever the resources contain.
+// The server's encoders splice FHIR replies from parts: JSON from cached escaped entry texts, and
+// MessagePack by writing long strings themselves. Their output must be byte-identical to
+// JSON.stringify / msgpack-lite of the same reply, whatever the resources contain.
 import fc from "fast-check";
+import msgpack from "msgpack-lite";
 import { describe, expect, it } from "vitest";
 import { EmbeddedBackend, EnvConfig, MedAgentEnv, messageJson, type Message } from "../../env/core/index.ts";
 import { createStoreBuilder, FhirService } from "../../env/fhir/index.ts";
-import { encodeJson } from "../../env/server/codec.ts";
+import { encodeJson, encodeMsgpack } from "../../env/server/codec.ts";
 import { API_BASE, lab, patient, solGrader, task } from "../core/fixtures.ts";
 
 const TRICKY = ['O"Brien', "back\\slash", "tab\there", "line\nbreak", "Zoë Ñúñez", "李小龙", "emoji 😀", "sep\u2028\u2029", "ctl\u0001\u001f", "lone \ud800 surrogate", "</script>"];
@@ -24,7 +26,13 @@ function envFor(names: string[]) {
   return new MedAgentEnv(new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: API_BASE })), grader: solGrader() }));
 }
 
-const same = (value: unknown) => expect(encodeJson(value)).toBe(JSON.stringify(value));
+const codec = msgpack.createCodec({ preset: false });
+const same = (value: unknown) => {
+  expect(encodeJson(value)).toBe(JSON.stringify(value));
+  // msgpack-lite writes undefined fields as nil; the server drops them first (as JSON does).
+  const plain = JSON.parse(JSON.stringify(value)) as unknown;
+  expect(encodeMsgpack(value).equals(msgpack.encode(plain, { codec }))).toBe(true);
+};
 
 describe("server JSON encoder", () => {
   it("encodes text-protocol replies (bundles, pages, errors, POSTs) exactly as JSON.stringify", async () => {
@@ -80,7 +88,8 @@ describe("server JSON encoder", () => {
     message.content = `${message.content!.slice(0, 40)}edited`;
     expect(messageJson(message)).toBe(JSON.stringify(message));
     same({ ...step, observation: [message, { role: "user", content: undefined }, null, 7] });
-    same({ a: undefined, observation: [], f: () => 1, b: [undefined] });
+    const odd = { a: undefined, observation: [], f: () => 1, b: [undefined] };
+    expect(encodeJson(odd)).toBe(JSON.stringify(odd));
   });
 
   it("matches JSON.stringify for arbitrary resource text (property)", async () => {
