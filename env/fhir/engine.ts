@@ -58,15 +58,10 @@ export function hitEntryText(table: TypeTable | undefined, h: Hit): string {
   return h.pretty;
 }
 
-/** Per table, the JSON-escaped entry texts of the rows served inside JSON so far (see bundleJsonString). */
-const entryJsonCache = new WeakMap<TypeTable, (string | undefined)[]>();
-
-/** `hitEntryText` JSON-escaped (no quotes); kept per base row once made, made each time for overlay records. */
+/** `hitEntryText` JSON-escaped (no quotes). Not cached here: a base row's escaped entry is kept in
+ *  its whole escaped searchset entry (EntryTexts in entries.ts). */
 export function hitEntryJson(table: TypeTable | undefined, h: Hit): string {
-  if (typeof h !== "number") return escapeJson(hitEntryText(table, h));
-  let cache = entryJsonCache.get(table!);
-  if (cache === undefined) entryJsonCache.set(table!, (cache = new Array<string | undefined>(table!.size)));
-  return (cache[h] ??= escapeJson(table!.entryText(h)));
+  return escapeJson(hitEntryText(table, h));
 }
 
 export function hitResource(table: TypeTable | undefined, h: Hit): R {

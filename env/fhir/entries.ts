@@ -13,20 +13,25 @@ export class EntryTexts {
 
   constructor(readonly baseUrl: string) {}
 
-  rows(cache: WeakMap<TypeTable, RowTexts>, table: TypeTable): RowTexts {
+  private rows(cache: WeakMap<TypeTable, RowTexts>, table: TypeTable): RowTexts {
     let rows = cache.get(table);
     if (rows === undefined) cache.set(table, (rows = new Array<string | undefined>(table.size)));
     return rows;
   }
 
-  block(table: TypeTable, row: number, fullUrl: string): string {
-    const rows = this.rows(this.blocks, table);
-    return (rows[row] ??= entryBlock(fullUrl, table.entryText(row)));
+  fullUrl(type: string, id: string): string {
+    return `${this.baseUrl}${type}/${id}`;
   }
 
-  blockJson(table: TypeTable, row: number, fullUrl: string): string {
+  /** A base row's entry (built on its first use; the fullUrl too). */
+  block(table: TypeTable, row: number): string {
+    const rows = this.rows(this.blocks, table);
+    return (rows[row] ??= entryBlock(this.fullUrl(table.type, table.ids[row]!), table.entryText(row)));
+  }
+
+  blockJson(table: TypeTable, row: number): string {
     const rows = this.rows(this.blocksJson, table);
-    return (rows[row] ??= entryBlockJson(fullUrl, hitEntryJson(table, row)));
+    return (rows[row] ??= entryBlockJson(this.fullUrl(table.type, table.ids[row]!), hitEntryJson(table, row)));
   }
 
   page(table: TypeTable | undefined, type: string, hits: ArrayLike<Hit>, from: number, to: number): HitEntries {
@@ -50,7 +55,7 @@ export class HitEntries implements BundleEntries {
   }
 
   fullUrl(i: number): string {
-    return `${this.texts.baseUrl}${this.type}/${hitId(this.table, this.hit(i))}`;
+    return this.texts.fullUrl(this.type, hitId(this.table, this.hit(i)));
   }
 
   resource(i: number): string {
@@ -59,11 +64,11 @@ export class HitEntries implements BundleEntries {
 
   block(i: number): string {
     const h = this.hit(i);
-    return typeof h === "number" ? this.texts.block(this.table!, h, this.fullUrl(i)) : entryBlock(this.fullUrl(i), hitEntryText(this.table, h));
+    return typeof h === "number" ? this.texts.block(this.table!, h) : entryBlock(this.fullUrl(i), hitEntryText(this.table, h));
   }
 
   blockJson(i: number): string {
     const h = this.hit(i);
-    return typeof h === "number" ? this.texts.blockJson(this.table!, h, this.fullUrl(i)) : entryBlockJson(this.fullUrl(i), hitEntryJson(this.table, h));
+    return typeof h === "number" ? this.texts.blockJson(this.table!, h) : entryBlockJson(this.fullUrl(i), hitEntryJson(this.table, h));
   }
 }

@@ -3,7 +3,7 @@
 import { matchDate, type DatePrefix, type DateRange } from "./dates.ts";
 import { foldedStringMatches, matchesCriterion } from "./matcher.ts";
 import type { Criterion, TokenValue } from "./query.ts";
-import { PATIENT_TOKEN_PARAMS, type TypeTable } from "./table.ts";
+import { lowerBound, PATIENT_TOKEN_PARAMS, type TypeTable } from "./table.ts";
 
 const EMPTY = new Int32Array(0);
 
@@ -143,17 +143,6 @@ function loWindow(prefix: string, search: DateRange, span: number): [number, num
     default:
       return [-Infinity, Infinity];
   }
-}
-
-function lowerBound(a: Float64Array, x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**

@@ -19,13 +19,12 @@ import { z } from "zod";
 import type { DateRange } from "./dates.ts";
 import { normalizeString, searchParams } from "./search-params.ts";
 import { ID_RE } from "./engine.ts";
-import { NumericIdIndex, TableBuilder, TypeTable, type DateColumn, type IdIndex, type Lists } from "./table.ts";
+import { NUMERIC_ID, NumericIdIndex, sub, TableBuilder, TypeTable, type DateColumn, type IdIndex, type Lists } from "./table.ts";
 
 export const INDEX_SUFFIX = ".idx";
 export const INDEX_VERSION = 1;
 const MAGIC = Buffer.from("EHRGIDX\n", "latin1");
 const PREFIX = 48;
-const NUMERIC_ID = /^\d{1,15}$/;
 
 /** A sidecar that cannot be used (unreadable, damaged, another version, not about this file). */
 export class IndexError extends Error {
@@ -306,11 +305,6 @@ export function tableFromIndex(index: NdjsonIndex, ndjson: Buffer): TypeTable {
       at += len;
     }
     return m;
-  };
-  const sub = <V>(m: Map<string, V>, key: string, make: () => V): V => {
-    let v = m.get(key);
-    if (v === undefined) m.set(key, (v = make()));
-    return v;
   };
   const tokens = new Map<string, Lists<Int32Array>>();
   for (const t of h.tokens) tokens.set(t.param, lists(t.keys));

@@ -5,7 +5,7 @@ import { stringifyCompact } from "./json.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { parseSearch, type ParsedSearch } from "./query.ts";
-import { TableBuilder, type TypeTable } from "./table.ts";
+import { NUMERIC_ID, TableBuilder, type TypeTable } from "./table.ts";
 import type { FhirResource, FhirStore, FhirStoreBuilder, Overlay, SearchHits } from "./types.ts";
 
 type R = Record<string, unknown>;
@@ -17,7 +17,6 @@ export interface StoreOptions {
   prerender?: boolean;
 }
 
-const NUMERIC_ID = /^\d{1,15}$/;
 
 export class BaseStore implements FhirStore, Engine {
   readonly size: number;

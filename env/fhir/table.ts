@@ -52,14 +52,8 @@ export function dateOrder(col: DateColumn, descending: boolean): RowOrder {
     let dense: number;
     if (k !== k) dense = d; // no value: last either way
     else {
-      let lo = 0;
-      let hi = d - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (values[mid]! < k) lo = mid + 1;
-        else hi = mid;
-      }
-      dense = descending ? d - 1 - lo : lo;
+      const at = lowerBound(values, k);
+      dense = descending ? d - 1 - at : at;
     }
     packed[row] = dense * n + row;
   }
@@ -85,13 +79,26 @@ export const PATIENT_TOKEN_PARAMS = new Set(["code", "category"]);
 
 export type Lists<T = number[]> = Map<string, T>;
 
+/** The first index of sorted `a` whose value is not below `x` (a.length if none). */
+export function lowerBound(a: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Row of an id: a Map from the parse path, or a search over sorted numeric ids (index sidecar). */
 export interface IdIndex {
   get(id: string): number | undefined;
   has(id: string): boolean;
 }
 
-const NUMERIC_ID = /^\d{1,15}$/;
+/** Ids that order numerically (and that created resources continue from). */
+export const NUMERIC_ID = /^\d{1,15}$/;
 
 /** The id index of a table whose ids are all numeric, in ascending numeric order (row order). */
 export class NumericIdIndex implements IdIndex {
@@ -105,15 +112,8 @@ export class NumericIdIndex implements IdIndex {
     if (!NUMERIC_ID.test(id)) return undefined;
     const x = Number(id);
     const nums = this.nums;
-    let lo = 0;
-    let hi = nums.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (nums[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
     // Equal numbers with other spellings ("7", "07") sit side by side.
-    for (let row = lo; row < nums.length && nums[row] === x; row++) if (this.ids[row] === id) return row;
+    for (let row = lowerBound(nums, x); row < nums.length && nums[row] === x; row++) if (this.ids[row] === id) return row;
     return undefined;
   }
 
@@ -172,9 +172,14 @@ export class TypeTable {
     return this.ids.length;
   }
 
-  private load(row: number): string {
+  /** The row's line, decoded from the NDJSON bytes. */
+  private sourceText(row: number): string {
     const start = this.spans!.start[row]!;
-    const text = this.buf!.toString("utf8", start, start + this.spans!.length[row]!);
+    return this.buf!.toString("utf8", start, start + this.spans!.length[row]!);
+  }
+
+  private load(row: number): string {
+    const text = this.sourceText(row);
     this.texts[row] = text;
     if (--this.unloaded === 0) this.buf = undefined; // every row has its own text now
     return text;
@@ -196,10 +201,7 @@ export class TypeTable {
 
   /** The row's text as loaded or rendered, without keeping a copy of a text still in `source` (export). */
   peekText(row: number): string {
-    const text = this.texts[row];
-    if (text !== undefined) return text;
-    const start = this.spans!.start[row]!;
-    return this.buf!.toString("utf8", start, start + this.spans!.length[row]!);
+    return this.texts[row] ?? this.sourceText(row);
   }
 
   parse(row: number): R {
@@ -216,7 +218,7 @@ function push(map: Lists, key: string, row: number): void {
   if (list === undefined) map.set(key, [row]);
   else if (list[list.length - 1] !== row) list.push(row);
 }
-function sub<V>(map: Map<string, V>, key: string, make: () => V): V {
+export function sub<V>(map: Map<string, V>, key: string, make: () => V): V {
   let v = map.get(key);
   if (v === undefined) map.set(key, (v = make()));
   return v;
