@@ -1,5 +1,5 @@
-// Worker thread of NdjsonIndexStream (ndjson.ts): indexes NDJSON text as it is written.
+// Worker thread of NdjsonIndexStream (ndjson-index-stream.ts): indexes NDJSON text as it is written.
 import { parentPort, workerData } from "node:worker_threads";
-import { indexWorkerMain } from "./ndjson.ts";
+import { indexWorkerMain } from "./ndjson-index-stream.ts";
 
 indexWorkerMain(parentPort!, (workerData as { shared: Int32Array }).shared);
