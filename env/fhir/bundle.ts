@@ -51,12 +51,31 @@ const plainBlock = (e: BundleEntries, i: number): string => e.block(i);
 const jsonBlock = (e: BundleEntries, i: number): string => e.blockJson(i);
 
 /**
- * `JSON.stringify(renderBundle(b, true))`, built from the escaped forms of the parts: the entries'
- * escaped texts are cached per row, so a server that sends replies inside JSON does not escape the
- * same resource text again on every request.
+ * The pretty rendering of `b` as pieces in order: `json` false gives pieces of `renderBundle(b, true)`,
+ * true pieces of its JSON-escaped form (`JSON.stringify(text)` without the quotes). An entry is one
+ * piece, its text cached per row (escaped too), so a server that writes the pieces straight into its
+ * reply buffer neither escapes the resources again nor makes a flat copy of the whole text. No piece
+ * splits a character (or a surrogate pair).
  */
-export function bundleJsonString(b: BundleParts): string {
-  return `"${prettyBundle(b, escapeJson, jsonBlock)}"`;
+export function bundlePieces(b: BundleParts, json: boolean, out: string[] = []): string[] {
+  const piece = json ? escapeJson : same;
+  const entry = json ? jsonBlock : plainBlock;
+  out.push(piece(`{\n  "resourceType": "Bundle",\n  "id": ${q(b.id)},\n  "meta": {\n    "lastUpdated": ${q(b.lastUpdated)}\n  },\n  "type": "searchset"`));
+  if (b.total !== undefined) out.push(piece(`,\n  "total": ${b.total}`));
+  out.push(piece(`,\n  "link": [ `));
+  for (let i = 0; i < b.links.length; i++) {
+    const l = b.links[i]!;
+    out.push(piece(`${i === 0 ? "" : ", "}{\n    "relation": ${q(l.relation)},\n    "url": ${q(l.url)}\n  }`));
+  }
+  out.push(piece(" ]"));
+  const n = b.entries.length;
+  if (n) {
+    out.push(piece(`,\n  "entry": [ `), entry(b.entries, 0));
+    for (let i = 1; i < n; i++) out.push(", ", entry(b.entries, i));
+    out.push(piece(" ]"));
+  }
+  out.push(piece("\n}"));
+  return out;
 }
 
 export function renderBundle(b: BundleParts, pretty: boolean): string {
@@ -69,29 +88,16 @@ export function renderBundle(b: BundleParts, pretty: boolean): string {
     if (entries.length) s += `,"entry":[${entries.join(",")}]`;
     return s + "}";
   }
-  return prettyBundle(b, same, plainBlock);
+  return prettyBundle(b);
 }
 
-/** The pretty rendering, every piece but the entries passed through `piece` (identity or JSON escaping). */
-function prettyBundle(b: BundleParts, piece: (s: string) => string, entry: (e: BundleEntries, i: number) => string): string {
-  // Concatenation, not join: the entries are long-lived strings, and a rope of them is built in
-  // O(entries) with two small nodes per entry; whoever needs the flat text (a socket write, a
-  // tokenizer) copies it once, then. (An episode's history keeps these ropes for its lifetime.)
-  let s = piece(`{\n  "resourceType": "Bundle",\n  "id": ${q(b.id)},\n  "meta": {\n    "lastUpdated": ${q(b.lastUpdated)}\n  },\n  "type": "searchset"`);
-  if (b.total !== undefined) s += piece(`,\n  "total": ${b.total}`);
-  s += piece(`,\n  "link": [ `);
-  for (let i = 0; i < b.links.length; i++) {
-    const l = b.links[i]!;
-    s += piece(`${i === 0 ? "" : ", "}{\n    "relation": ${q(l.relation)},\n    "url": ${q(l.url)}\n  }`);
-  }
-  s += piece(" ]");
-  const n = b.entries.length;
-  if (n) {
-    s += piece(`,\n  "entry": [ `) + entry(b.entries, 0);
-    for (let i = 1; i < n; i++) s += ", " + entry(b.entries, i);
-    s += piece(" ]");
-  }
-  return s + piece("\n}");
+/** `renderBundle(b, true)` as a rope of its pieces: concatenation, not join, so the entries stay the
+ *  long-lived cached strings they are and a reply costs two small nodes per entry (an episode's
+ *  history keeps these ropes for its lifetime); whoever needs the flat text copies it once, then. */
+function prettyBundle(b: BundleParts): string {
+  let s = "";
+  for (const p of bundlePieces(b, false)) s += p;
+  return s;
 }
 
 export type IssueSeverity = "fatal" | "error" | "warning" | "information";

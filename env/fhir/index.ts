@@ -6,7 +6,7 @@ export { loadNdjson, exportNdjson, type ExportOptions, type LoadOptions, type Lo
 export { writeNdjsonIndex, NdjsonIndexStream, type IndexResult } from "./ndjson-index-stream.ts";
 export { INDEX_SUFFIX, INDEX_VERSION } from "./ndjson-index.ts";
 export { prettyJson, compactJson } from "./pretty.ts";
-export { bundleJsonString, type BundleParts } from "./bundle.ts";
+export { bundlePieces, type BundleParts } from "./bundle.ts";
 export { parseLossless } from "./lossless.ts";
 export { parseDateRange, type DateRange } from "./dates.ts";
 export { normalizeReference, searchParams, CORE_TYPES, type SearchParamDef } from "./search-params.ts";

@@ -57,6 +57,9 @@ export function formatTemplate(parts: TemplatePart[], values: Record<Placeholder
  * A text-protocol prompt bound to one api_base and function list: the fixed parts are rendered once,
  * so each episode's first message is a cheap concatenation sharing the long prefix.
  */
+/** Bound on remembered prompts (a task suite has hundreds to a few thousand tasks). */
+const MAX_RENDERED = 10_000;
+
 export class TextPrompt {
   private readonly parts: ({ text: string } | { field: "context" | "question" })[] = [];
 
@@ -75,9 +78,18 @@ export class TextPrompt {
     if (lit) this.parts.push({ text: lit });
   }
 
+  /** Rendered prompts by task text: every episode of a task shares one flat string (~7 KB), instead
+   *  of a rope each that the first JSON or MessagePack encoding flattens into a copy of its own. */
+  private readonly rendered = new Map<string, string>();
+
   render(context: string, question: string): string {
-    let out = "";
-    for (const p of this.parts) out += "text" in p ? p.text : p.field === "context" ? context : question;
+    const key = `${context}\u0000${question}`;
+    let out = this.rendered.get(key);
+    if (out === undefined) {
+      out = this.parts.map((p) => ("text" in p ? p.text : p.field === "context" ? context : question)).join("");
+      if (this.rendered.size >= MAX_RENDERED) this.rendered.clear();
+      this.rendered.set(key, out);
+    }
     return out;
   }
 }

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import msgpack from "msgpack-lite";
-import { messageJson, type Message } from "../core/index.ts";
+import { contentPieces, messageJsonPieces, type Message } from "../core/index.ts";
 import { HttpError } from "./errors.ts";
 
 // msgpack-lite's default codec revives JS-specific ext types (Error, Date, typed arrays); clients
@@ -73,27 +73,57 @@ function plain(value: unknown): unknown {
   return out;
 }
 
-/**
- * `JSON.stringify(value)`; a reply's `observation` messages are encoded by `messageJson`, which
- * splices FHIR replies from their cached escaped parts instead of escaping ~10-30 KB per step.
- */
-function elementJson(m: unknown): string {
-  return m !== null && typeof m === "object" && !Array.isArray(m) ? messageJson(m as Message) : (JSON.stringify(m) ?? "null");
+/** Total UTF-8 bytes of `pieces`. */
+function byteLength(pieces: readonly string[]): number {
+  let n = 0;
+  for (const p of pieces) n += Buffer.byteLength(p);
+  return n;
 }
 
-export function encodeJson(value: unknown): string {
+/** Writes `pieces` one after the other into `out` from `at`; returns the offset after them. */
+function writePieces(out: Buffer, at: number, pieces: readonly string[]): number {
+  for (const p of pieces) at += out.write(p, at, "utf8");
+  return at;
+}
+
+function elementJson(m: unknown, out: string[]): void {
+  if (m !== null && typeof m === "object" && !Array.isArray(m)) messageJsonPieces(m as Message, out);
+  else out.push(JSON.stringify(m) ?? "null");
+}
+
+/**
+ * The UTF-8 bytes of `JSON.stringify(value)`. A reply's `observation` messages are written from
+ * pieces (`messageJsonPieces`: FHIR replies from their cached escaped entry texts) straight into one
+ * exactly sized buffer, instead of escaping ~10-30 KB per step and flattening the text into new
+ * strings on the way to the socket (each such copy is young-generation garbage, and the scavenges
+ * it causes are the server's tail latency).
+ */
+export function encodeJson(value: unknown): Buffer {
   if (value === null || typeof value !== "object" || Array.isArray(value) || !Array.isArray((value as { observation?: unknown }).observation) || "toJSON" in value)
-    return JSON.stringify(value);
-  let out = "";
+    return Buffer.from(JSON.stringify(value) ?? "");
+  const pieces: string[] = [];
+  let sep = "{";
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    if (key === "observation") out += `,"observation":[${(v as unknown[]).map(elementJson).join(",")}]`;
-    else {
+    if (key === "observation") {
+      pieces.push(`${sep}"observation":[`);
+      const messages = v as unknown[];
+      for (let i = 0; i < messages.length; i++) {
+        if (i > 0) pieces.push(",");
+        elementJson(messages[i], pieces);
+      }
+      pieces.push("]");
+    } else {
       const json = JSON.stringify(v) as string | undefined; // undefined and functions are left out, as JSON.stringify does
-      if (json !== undefined) out += `,${JSON.stringify(key)}:${json}`;
+      if (json === undefined) continue;
+      pieces.push(`${sep}${JSON.stringify(key)}:${json}`);
     }
+    sep = ",";
   }
-  return `{${out.slice(1)}}`;
+  pieces.push(sep === "{" ? "{}" : "}");
+  const out = Buffer.allocUnsafe(byteLength(pieces));
+  writePieces(out, 0, pieces);
+  return out;
 }
 
 /** Strings at least this long are spliced into msgpack-lite's output rather than given to it. */
@@ -123,20 +153,20 @@ function strHeader(bytes: number): Buffer {
  */
 export function encodeMsgpack(value: unknown): Buffer {
   const observation = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as { observation?: unknown }).observation : undefined;
-  const long: string[] = [];
+  const long: string[][] = [];
   let shaped = value;
   if (Array.isArray(observation)) {
     const messages = observation.map((m) => {
       const content = m !== null && typeof m === "object" ? (m as { content?: unknown }).content : undefined;
       if (typeof content !== "string" || content.length < SPLICE_MIN) return m;
-      long.push(content);
+      long.push(contentPieces(m as Message) ?? [content]);
       return { ...(m as object), content: `${SPLICE_MARK}${long.length - 1}\u0000` };
     });
     if (long.length) shaped = { ...(value as object), observation: messages };
   }
   const encoded = msgpack.encode(plain(shaped), { codec }) as Buffer;
   if (long.length === 0) return encoded;
-  const pieces: { at: number; end: number; header: Buffer; text: string; bytes: number }[] = [];
+  const splices: { at: number; end: number; header: Buffer; text: string[] }[] = [];
   let from = 0;
   let size = encoded.length;
   for (let i = 0; i < long.length; i++) {
@@ -144,26 +174,26 @@ export function encodeMsgpack(value: unknown): Buffer {
     const marker = Buffer.from(`${SPLICE_MARK}${i}\u0000`);
     const at = encoded.indexOf(marker, from) - 1; // the marker's one-byte fixstr header
     if (at < 0 || encoded[at] !== (0xa0 | marker.length)) return msgpack.encode(plain(value), { codec }) as Buffer;
-    const bytes = Buffer.byteLength(text);
+    const bytes = byteLength(text);
     const header = strHeader(bytes);
-    pieces.push({ at, end: at + 1 + marker.length, header, text, bytes });
+    splices.push({ at, end: at + 1 + marker.length, header, text });
     size += header.length + bytes - (1 + marker.length);
     from = at + 1 + marker.length;
   }
   const out = Buffer.allocUnsafe(size);
   let src = 0;
   let dst = 0;
-  for (const p of pieces) {
+  for (const p of splices) {
     dst += encoded.copy(out, dst, src, p.at);
     dst += p.header.copy(out, dst);
-    dst += out.write(p.text, dst, "utf8");
+    dst = writePieces(out, dst, p.text);
     src = p.end;
   }
   encoded.copy(out, dst, src);
   return out;
 }
 
-export function encodeBody(value: unknown, encoding: Encoding): { body: Buffer | string; contentType: string } {
+export function encodeBody(value: unknown, encoding: Encoding): { body: Buffer; contentType: string } {
   if (encoding === "json") return { body: encodeJson(value), contentType: CONTENT_TYPE.json };
   return { body: encodeMsgpack(value), contentType: CONTENT_TYPE.msgpack };
 }

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import msgpack from "msgpack-lite";
 import { describe, expect, it } from "vitest";
-import { EmbeddedBackend, EnvConfig, MedAgentEnv, messageJson, type Message } from "../../env/core/index.ts";
+import { EmbeddedBackend, EnvConfig, MedAgentEnv, messageJsonPieces, type Message } from "../../env/core/index.ts";
 import { createStoreBuilder, FhirService } from "../../env/fhir/index.ts";
 import { encodeJson, encodeMsgpack } from "../../env/server/codec.ts";
 import { API_BASE, lab, patient, solGrader, task } from "../core/fixtures.ts";
@@ -27,8 +27,15 @@ function envFor(names: string[]) {
 }
 
 const codec = msgpack.createCodec({ preset: false });
+/** encodeJson's bytes are JSON.stringify's, UTF-8 encoded. */
+const sameJson = (value: unknown) => {
+  const bytes = encodeJson(value);
+  expect(bytes.toString("utf8")).toBe(JSON.stringify(value));
+  expect(bytes.equals(Buffer.from(JSON.stringify(value)))).toBe(true);
+};
+const messageJson = (message: Message) => messageJsonPieces(message).join("");
 const same = (value: unknown) => {
-  expect(encodeJson(value)).toBe(JSON.stringify(value));
+  sameJson(value);
   // msgpack-lite writes undefined fields as nil; the server drops them first (as JSON does).
   const plain = JSON.parse(JSON.stringify(value)) as unknown;
   expect(encodeMsgpack(value).equals(msgpack.encode(plain, { codec }))).toBe(true);
@@ -89,7 +96,7 @@ describe("server JSON encoder", () => {
     expect(messageJson(message)).toBe(JSON.stringify(message));
     same({ ...step, observation: [message, { role: "user", content: undefined }, null, 7] });
     const odd = { a: undefined, observation: [], f: () => 1, b: [undefined] };
-    expect(encodeJson(odd)).toBe(JSON.stringify(odd));
+    sameJson(odd);
   });
 
   it("matches JSON.stringify for arbitrary resource text (property)", async () => {
