@@ -19,6 +19,9 @@ export interface BundleEntries {
   block(i: number): string;
   /** `block(i)` JSON-escaped (no quotes). */
   blockJson(i: number): string;
+  /** Every block joined with ", " (JSON-escaped when `json`) as one string, when the entries know it
+   *  (a page of stored rows another reply already showed); undefined otherwise. */
+  joined?(json: boolean): string | undefined;
 }
 
 export interface BundleParts {
@@ -60,23 +63,32 @@ const jsonBlock = (e: BundleEntries, i: number): string => e.blockJson(i);
 export function bundlePieces(b: BundleParts, json: boolean, out: string[] = []): string[] {
   const piece = json ? escapeJson : same;
   const entry = json ? jsonBlock : plainBlock;
-  out.push(piece(`{\n  "resourceType": "Bundle",\n  "id": ${q(b.id)},\n  "meta": {\n    "lastUpdated": ${q(b.lastUpdated)}\n  },\n  "type": "searchset"`));
-  if (b.total !== undefined) out.push(piece(`,\n  "total": ${b.total}`));
-  out.push(piece(`,\n  "link": [ `));
+  // The reply's own part (id, time, links) as one flat string: episode histories keep it.
+  const head = [`{\n  "resourceType": "Bundle",\n  "id": `, q(b.id), `,\n  "meta": {\n    "lastUpdated": `, q(b.lastUpdated), `\n  },\n  "type": "searchset"`];
+  if (b.total !== undefined) head.push(`,\n  "total": `, String(b.total));
+  head.push(`,\n  "link": [ `);
   for (let i = 0; i < b.links.length; i++) {
     const l = b.links[i]!;
-    out.push(piece(`${i === 0 ? "" : ", "}{\n    "relation": ${q(l.relation)},\n    "url": ${q(l.url)}\n  }`));
+    head.push(i === 0 ? "{" : ", {", `\n    "relation": `, q(l.relation), `,\n    "url": `, q(l.url), `\n  }`);
   }
-  out.push(piece(" ]"));
+  head.push(" ]");
   const n = b.entries.length;
-  if (n) {
-    out.push(piece(`,\n  "entry": [ `), entry(b.entries, 0));
+  if (n) head.push(`,\n  "entry": [ `);
+  out.push(piece(head.join("")));
+  const joined = n > 1 ? b.entries.joined?.(json) : undefined;
+  if (joined !== undefined) out.push(joined);
+  else if (n) {
+    out.push(entry(b.entries, 0));
     for (let i = 1; i < n; i++) out.push(", ", entry(b.entries, i));
-    out.push(piece(" ]"));
   }
-  out.push(piece("\n}"));
+  out.push(n ? (json ? ENTRIES_END_JSON : ENTRIES_END) : json ? END_JSON : END);
   return out;
 }
+
+const END = "\n}";
+const END_JSON = escapeJson(END);
+const ENTRIES_END = ` ]${END}`;
+const ENTRIES_END_JSON = escapeJson(ENTRIES_END);
 
 export function renderBundle(b: BundleParts, pretty: boolean): string {
   if (!pretty) {
@@ -92,8 +104,8 @@ export function renderBundle(b: BundleParts, pretty: boolean): string {
 }
 
 /** `renderBundle(b, true)` as a rope of its pieces: concatenation, not join, so the entries stay the
- *  long-lived cached strings they are and a reply costs two small nodes per entry (an episode's
- *  history keeps these ropes for its lifetime); whoever needs the flat text copies it once, then. */
+ *  long-lived cached strings they are and a reply costs a few small nodes (an episode's history
+ *  keeps these ropes for its lifetime); whoever needs the flat text copies it once, then. */
 function prettyBundle(b: BundleParts): string {
   let s = "";
   for (const p of bundlePieces(b, false)) s += p;
