@@ -364,6 +364,7 @@ export function tableFromIndex(index: NdjsonIndex, ndjson: Buffer): TypeTable {
     buf: ndjson,
     start,
     length,
+    fromFile: true,
   });
 }
 

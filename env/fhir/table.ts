@@ -129,6 +129,28 @@ export interface RowSource {
   start: Float64Array;
   /** Byte length of each row's line (without the newline). */
   length: Int32Array;
+  /** True when `buf` is an NDJSON file's bytes (a table adopted from its index sidecar). */
+  fromFile?: boolean;
+}
+
+/**
+ * Row texts as one UTF-8 buffer: a table's texts are most of a population's memory, and as JS
+ * strings they would fill hundreds of old-generation pages that every young-generation GC walks
+ * (a server's pauses grow with them). Rows are decoded again on first use.
+ */
+export function packTexts(texts: readonly string[]): RowSource {
+  const n = texts.length;
+  const length = new Int32Array(n);
+  let total = 0;
+  for (let row = 0; row < n; row++) total += length[row] = Buffer.byteLength(texts[row]!);
+  const buf = Buffer.allocUnsafe(total);
+  const start = new Float64Array(n);
+  let at = 0;
+  for (let row = 0; row < n; row++) {
+    start[row] = at;
+    at += buf.write(texts[row]!, at, "utf8");
+  }
+  return { buf, start, length };
 }
 
 export class TypeTable {
@@ -157,16 +179,20 @@ export class TypeTable {
     readonly strings: Map<string, (string[] | undefined)[]>,
     /** string param -> per row: the values normalized for matching (accents and case folded). */
     readonly foldedStrings: Map<string, (string[] | undefined)[]>,
-    /** The NDJSON bytes the rows' texts are taken from on first use (texts start out empty). */
+    /** The bytes the rows' texts are taken from on first use (texts start out empty): the NDJSON file, or `packTexts`. */
     source?: RowSource,
   ) {
     this.buf = source?.buf;
     this.spans = source ? { start: source.start, length: source.length } : undefined;
+    this.fromFile = source?.fromFile === true;
     this.unloaded = source ? ids.length : 0;
   }
 
-  /** Where the rows lie in the NDJSON file, for a table loaded through an index sidecar. */
+  /** Where the rows' texts lie in `source.buf`: the NDJSON file for a table loaded through an index
+   *  sidecar, else the table's own packed texts (in row order). */
   readonly spans: { start: Float64Array; length: Int32Array } | undefined;
+  /** Adopted from an index sidecar: `spans` are positions in the NDJSON file. */
+  readonly fromFile: boolean;
 
   get size(): number {
     return this.ids.length;
@@ -228,15 +254,15 @@ export function sub<V>(map: Map<string, V>, key: string, make: () => V): V {
 export class TableBuilder {
   /**
    * A builder holding the rows of a finished table as if they had been added one by one from its
-   * NDJSON file (in file order when the table has `spans`, else in row order): how rows added
+   * NDJSON file (in file order when the table was adopted from one, else in row order): how rows added
    * after an adopted index-sidecar table join it. Re-parses every row (rare path).
    */
   static fromTable(table: TypeTable): TableBuilder {
     const b = new TableBuilder(table.type);
     const n = table.size;
     let order: ArrayLike<number> = Array.from({ length: n }, (_, i) => i);
-    if (table.spans) {
-      const start = table.spans.start;
+    if (table.fromFile) {
+      const start = table.spans!.start;
       order = Array.from(order).sort((x, y) => start[x]! - start[y]!);
     }
     for (let i = 0; i < n; i++) {
@@ -387,10 +413,12 @@ export class TableBuilder {
     }
     for (const col of this.strings.values()) col.length = n;
     for (const col of this.foldedStrings.values()) col.length = n;
+    const source = packTexts(this.texts);
+    this.texts = [];
     const table = new TypeTable(
       this.type,
       this.ids,
-      this.texts,
+      new Array<string | undefined>(n),
       new Uint8Array(n),
       this.idIndex,
       tokens,
@@ -400,6 +428,7 @@ export class TableBuilder {
       dates,
       this.strings,
       this.foldedStrings,
+      source,
     );
     return { table, order };
   }

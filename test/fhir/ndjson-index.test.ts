@@ -116,8 +116,8 @@ describe("NDJSON index sidecars", () => {
     expect(readdirSync(exported).sort()).toEqual(files.flatMap((f) => [f.split("/").pop()!, `${f.split("/").pop()}.idx`]).sort());
     expect(warnings).toEqual([]);
     for (const type of (indexed as BaseStore).types()) {
-      expect((indexed as BaseStore).table(type)!.spans, type).toBeDefined();
-      expect((parsed as BaseStore).table(type)!.spans, type).toBeUndefined();
+      expect((indexed as BaseStore).table(type)!.fromFile, type).toBe(true);
+      expect((parsed as BaseStore).table(type)!.fromFile, type).toBe(false);
     }
   });
 
@@ -320,7 +320,7 @@ describe("NDJSON index sidecars", () => {
     expect(await writeNdjsonIndex(crlf)).toEqual({ rows: 3 });
     const viaIndex = await load([crlf], true);
     expect(viaIndex.warnings).toEqual([]);
-    expect((viaIndex.store as BaseStore).table("Patient")!.spans).toBeDefined();
+    expect((viaIndex.store as BaseStore).table("Patient")!.fromFile).toBe(true);
     sameContents(contents(viaIndex.store), contents((await load([crlf], false)).store), "crlf");
   });
 
