@@ -21,7 +21,10 @@ export class EntryTexts {
   private pagesJson = new WeakMap<TypeTable, PageTexts>();
   private pageChars = 0;
 
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly pageCharsBudget = PAGE_CHARS_BUDGET,
+  ) {}
 
   private rows(cache: WeakMap<TypeTable, RowTexts>, table: TypeTable): RowTexts {
     let rows = cache.get(table);
@@ -59,7 +62,7 @@ export class EntryTexts {
     const known = pages?.get(key);
     if (known !== undefined) return known;
     const text = rows.map((row) => (json ? this.blockJson(table, row) : this.block(table, row))).join(", ");
-    if (this.pageChars + text.length > PAGE_CHARS_BUDGET) {
+    if (this.pageChars + text.length > this.pageCharsBudget) {
       this.pages = new WeakMap();
       this.pagesJson = new WeakMap();
       this.pageChars = 0;

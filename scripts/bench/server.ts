@@ -107,6 +107,43 @@ function tail(text: string): any {
   return JSON.parse(at > 0 && text.startsWith('{"observation":') ? `{${text.slice(at + 2)}` : text);
 }
 
+/** Offset just past the MessagePack value at `at` (skips it without decoding its strings). */
+function skipMsgpack(b: Buffer, at: number): number {
+  const t = b[at]!;
+  const items = (n: number, from: number) => {
+    for (let i = 0; i < n; i++) from = skipMsgpack(b, from);
+    return from;
+  };
+  if (t <= 0x7f || t >= 0xe0 || (t >= 0xc0 && t <= 0xc3)) return at + 1; // fixint, nil, bool
+  if (t >= 0xa0 && t <= 0xbf) return at + 1 + (t & 0x1f); // fixstr
+  if (t >= 0x90 && t <= 0x9f) return items(t & 0x0f, at + 1); // fixarray
+  if (t >= 0x80 && t <= 0x8f) return items(2 * (t & 0x0f), at + 1); // fixmap
+  switch (t) {
+    case 0xc4: case 0xd9: return at + 2 + b[at + 1]!; // bin8, str8
+    case 0xc5: case 0xda: return at + 3 + b.readUInt16BE(at + 1); // bin16, str16
+    case 0xc6: case 0xdb: return at + 5 + b.readUInt32BE(at + 1); // bin32, str32
+    case 0xcc: case 0xd0: return at + 2;
+    case 0xcd: case 0xd1: return at + 3;
+    case 0xca: case 0xce: case 0xd2: return at + 5;
+    case 0xcb: case 0xcf: case 0xd3: return at + 9;
+    case 0xdc: return items(b.readUInt16BE(at + 1), at + 3);
+    case 0xdd: return items(b.readUInt32BE(at + 1), at + 5);
+    case 0xde: return items(2 * b.readUInt16BE(at + 1), at + 3);
+    case 0xdf: return items(2 * b.readUInt32BE(at + 1), at + 5);
+  }
+  throw new Error(`bench: unexpected MessagePack type 0x${t.toString(16)}`);
+}
+
+const OBSERVATION_KEY = Buffer.from([0xab, ...Buffer.from("observation")]);
+
+/** The MessagePack twin of `tail`: a reply's fields after `observation`, without decoding the observation. */
+function msgpackTail(b: Buffer): any {
+  const t = b[0]!;
+  if (t < 0x81 || t > 0x8f || !b.subarray(1, 1 + OBSERVATION_KEY.length).equals(OBSERVATION_KEY)) return msgpack.decode(b);
+  const rest = skipMsgpack(b, 1 + OBSERVATION_KEY.length);
+  return msgpack.decode(Buffer.concat([Buffer.from([t - 1]), b.subarray(rest)]));
+}
+
 async function call(client: Client, method: "POST" | "DELETE", path: string, body: unknown, format: Format, full = true): Promise<{ status: number; value: any }> {
   const wire = format === "json" ? "application/json" : "application/msgpack";
   const payload = body === undefined ? undefined : format === "json" ? JSON.stringify(body) : msgpack.encode(body);
@@ -114,7 +151,11 @@ async function call(client: Client, method: "POST" | "DELETE", path: string, bod
   if (payload !== undefined) headers["content-type"] = wire;
   const res = await client.request({ method, path, headers, body: payload });
   const type = String(res.headers["content-type"] ?? "");
-  const value = type.startsWith("application/msgpack") ? msgpack.decode(Buffer.from(await res.body.arrayBuffer())) : full ? await res.body.json() : tail(await res.body.text());
+  const value = type.startsWith("application/msgpack")
+    ? (full ? msgpack.decode : msgpackTail)(Buffer.from(await res.body.arrayBuffer()))
+    : full
+      ? await res.body.json()
+      : tail(await res.body.text());
   return { status: res.statusCode, value };
 }
 
