@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs the TypeScript CLI through tsx so the package works without a build step, with the V8
-// settings of package.json "ehrgym.nodeOptions" (16 MB semi-spaces, pinned: a young-generation GC
-// copies what open episodes kept since the previous one, so its pause, which is the reward server's
-// tail latency, grows with the young generation; larger ones gave 2-3x longer pauses for ~1% less GC time).
+// settings of package.json "ehrgym.nodeOptions" (32 MB semi-spaces, pinned: a young-generation GC
+// copies what open episodes kept since the previous one, so its pause, the reward server's tail
+// latency, grows with the young generation; a smaller one promotes more, and the mark-compacts that
+// follow take the CPU a 2-core machine does not have to spare).
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

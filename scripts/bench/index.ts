@@ -1,13 +1,17 @@
 // `npm run bench [-- fhir ehr env server]`: runs every bench section (or the named ones) in order,
 // each in a fresh Node process (a section's figures must not depend on the heap and GC state the
-// sections before it left behind) started with the V8 settings the ehrgym CLI uses.
+// sections before it left behind) started with the V8 settings the ehrgym CLI uses, unless the
+// section names its own (the reward server section: its process is the load generator).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { productNodeOptions } from "./node-options.ts";
 
 const IN_CHILD = "EHRGYM_BENCH_SECTION";
 
-const sections: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+/** A section module; `sectionNodeOptions` replaces the product's V8 settings for the section's own process. */
+type Section = { run: () => Promise<void>; sectionNodeOptions?: string[] };
+
+const sections: Record<string, () => Promise<Section>> = {
   ehr: () => import("./ehr.ts"),
   fhir: () => import("./fhir.ts"),
   "fhir-http": () => import("./fhir-http.ts"),
@@ -29,7 +33,8 @@ if (process.env[IN_CHILD] === names[0] && names.length === 1) {
 } else {
   let failed = 0;
   for (const name of names) {
-    const child = spawnSync(process.execPath, [...productNodeOptions(), ...process.execArgv, fileURLToPath(import.meta.url), name], {
+    const flags = (await sections[name]!()).sectionNodeOptions ?? productNodeOptions();
+    const child = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), name], {
       stdio: "inherit",
       env: { ...process.env, [IN_CHILD]: name },
     });
