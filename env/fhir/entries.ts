@@ -1,18 +1,22 @@
 // A page of search hits as Bundle entries. A base row's entry text (fullUrl, resource, search mode)
 // is the same on every reply of a service, so it is built once per row, plain and JSON-escaped.
-// A page of base rows is also kept joined, as one string: rollouts of a task repeat the same
-// searches, and a reply that reuses the page is then a few rope nodes, whatever its entry count
-// (episode histories keep these replies, and the young-generation GC copies what they keep).
+// A page of base rows asked for again is also kept joined, as one string: rollouts of a task repeat
+// the same searches, and a reply that reuses the page is then a few rope nodes, whatever its entry
+// count (episode histories keep these replies, and the young-generation GC copies what they keep).
 import { entryBlock, entryBlockJson, type BundleEntries } from "./bundle.ts";
 import { hitEntryJson, hitEntryText, hitId, type Hit } from "./engine.ts";
 import type { TypeTable } from "./table.ts";
 
 type RowTexts = (string | undefined)[];
-/** Joined pages of a table by their rows ("12,13,40"). */
-type PageTexts = Map<string, string>;
+/** A page's rows and their joined text; null while the page was seen only once. */
+type JoinedPage = { rows: Int32Array; text: string } | null;
+/** Pages of a table by a hash of their rows. */
+type PageTexts = Map<number, JoinedPage>;
 
 /** Characters of joined pages kept per service (plain and escaped together) before they are dropped. */
 const PAGE_CHARS_BUDGET = 32 * 1024 * 1024;
+/** Pages remembered (seen or joined) per service before they are dropped. */
+const PAGES_MAX = 100_000;
 
 export class EntryTexts {
   private readonly blocks = new WeakMap<TypeTable, RowTexts>();
@@ -20,6 +24,7 @@ export class EntryTexts {
   private pages = new WeakMap<TypeTable, PageTexts>();
   private pagesJson = new WeakMap<TypeTable, PageTexts>();
   private pageChars = 0;
+  private pageCount = 0;
 
   constructor(
     readonly baseUrl: string,
@@ -47,31 +52,50 @@ export class EntryTexts {
     return (rows[row] ??= entryBlockJson(this.fullUrl(table.type, table.ids[row]!), hitEntryJson(table, row)));
   }
 
-  /** Rows `from` .. `from + length` of `hits`, blocks joined with ", " (escaped when `json`); undefined
-   *  unless every hit is a base row. */
+  /**
+   * Rows `from` .. `from + length` of `hits`, blocks joined with ", " (escaped when `json`), from the
+   * second time the page is asked for (a one-off page is not worth a copy of its text); undefined
+   * before that, or unless every hit is a base row.
+   */
   joined(table: TypeTable, hits: ArrayLike<Hit>, from: number, length: number, json: boolean): string | undefined {
-    const rows = new Array<number>(length);
+    let hash = 0x811c9dc5 ^ length; // FNV-1a over the row numbers
     for (let i = 0; i < length; i++) {
       const h = hits[from + i]!;
       if (typeof h !== "number") return undefined;
-      rows[i] = h;
+      hash = Math.imul(hash ^ h, 0x01000193);
     }
-    const key = rows.join(",");
-    const cache = json ? this.pagesJson : this.pages;
-    let pages = cache.get(table);
-    const known = pages?.get(key);
-    if (known !== undefined) return known;
-    const text = rows.map((row) => (json ? this.blockJson(table, row) : this.block(table, row))).join(", ");
-    if (this.pageChars + text.length > this.pageCharsBudget) {
-      this.pages = new WeakMap();
-      this.pagesJson = new WeakMap();
-      this.pageChars = 0;
-      pages = undefined;
+    let pages = (json ? this.pagesJson : this.pages).get(table);
+    const known = pages?.get(hash);
+    if (known) return sameRows(known.rows, hits, from) ? known.text : undefined; // a hash collision keeps the first page
+    if (known === undefined) {
+      if (this.pageCount >= PAGES_MAX) {
+        this.dropPages();
+        pages = undefined;
+      }
+      if (pages === undefined) (json ? this.pagesJson : this.pages).set(table, (pages = new Map()));
+      pages.set(hash, null);
+      this.pageCount++;
+      return undefined;
     }
+    const rows = new Int32Array(length);
+    for (let i = 0; i < length; i++) rows[i] = hits[from + i] as number;
+    const parts = new Array<string>(length);
+    for (let i = 0; i < length; i++) parts[i] = json ? this.blockJson(table, rows[i]!) : this.block(table, rows[i]!);
+    const text = parts.join(", ");
+    if (this.pageChars + text.length > this.pageCharsBudget) this.dropPages();
+    pages = (json ? this.pagesJson : this.pages).get(table);
     if (pages === undefined) (json ? this.pagesJson : this.pages).set(table, (pages = new Map()));
-    pages.set(key, text);
+    if (!pages.has(hash)) this.pageCount++;
+    pages.set(hash, { rows, text });
     this.pageChars += text.length;
     return text;
+  }
+
+  private dropPages(): void {
+    this.pages = new WeakMap();
+    this.pagesJson = new WeakMap();
+    this.pageChars = 0;
+    this.pageCount = 0;
   }
 
   page(table: TypeTable | undefined, type: string, hits: ArrayLike<Hit>, from: number, to: number): HitEntries {
@@ -115,4 +139,9 @@ export class HitEntries implements BundleEntries {
   joined(json: boolean): string | undefined {
     return this.table === undefined ? undefined : this.texts.joined(this.table, this.hits, this.from, this.length, json);
   }
+}
+
+function sameRows(rows: Int32Array, hits: ArrayLike<Hit>, from: number): boolean {
+  for (let i = 0; i < rows.length; i++) if (hits[from + i] !== rows[i]) return false;
+  return true;
 }
