@@ -9,7 +9,7 @@ export interface BundleLink {
 }
 
 /** A page's entries, in order. A searchset entry's pretty text is the same for a row every time, so
- *  it is made once per row (see HitEntries in service.ts) and a reply only strings them together. */
+ *  it is made once per row (see HitEntries in entries.ts) and a reply only strings them together. */
 export interface BundleEntries {
   readonly length: number;
   fullUrl(i: number): string;

@@ -64,31 +64,27 @@ export class EntryTexts {
       if (typeof h !== "number") return undefined;
       hash = Math.imul(hash ^ h, 0x01000193);
     }
-    let pages = (json ? this.pagesJson : this.pages).get(table);
-    const known = pages?.get(hash);
+    const known = (json ? this.pagesJson : this.pages).get(table)?.get(hash);
     if (known) return sameRows(known.rows, hits, from) ? known.text : undefined; // a hash collision keeps the first page
-    if (known === undefined) {
-      if (this.pageCount >= PAGES_MAX) {
-        this.dropPages();
-        pages = undefined;
+    let page: JoinedPage = null; // first sighting: remember the hash only
+    if (known === null) {
+      const rows = new Int32Array(length);
+      const parts = new Array<string>(length);
+      for (let i = 0; i < length; i++) {
+        rows[i] = hits[from + i] as number;
+        parts[i] = json ? this.blockJson(table, rows[i]!) : this.block(table, rows[i]!);
       }
-      if (pages === undefined) (json ? this.pagesJson : this.pages).set(table, (pages = new Map()));
-      pages.set(hash, null);
-      this.pageCount++;
-      return undefined;
+      page = { rows, text: parts.join(", ") };
     }
-    const rows = new Int32Array(length);
-    for (let i = 0; i < length; i++) rows[i] = hits[from + i] as number;
-    const parts = new Array<string>(length);
-    for (let i = 0; i < length; i++) parts[i] = json ? this.blockJson(table, rows[i]!) : this.block(table, rows[i]!);
-    const text = parts.join(", ");
-    if (this.pageChars + text.length > this.pageCharsBudget) this.dropPages();
-    pages = (json ? this.pagesJson : this.pages).get(table);
-    if (pages === undefined) (json ? this.pagesJson : this.pages).set(table, (pages = new Map()));
+    const chars = page?.text.length ?? 0;
+    if (this.pageCount >= PAGES_MAX || this.pageChars + chars > this.pageCharsBudget) this.dropPages();
+    const cache = json ? this.pagesJson : this.pages;
+    let pages = cache.get(table);
+    if (pages === undefined) cache.set(table, (pages = new Map()));
     if (!pages.has(hash)) this.pageCount++;
-    pages.set(hash, { rows, text });
-    this.pageChars += text.length;
-    return text;
+    pages.set(hash, page);
+    this.pageChars += chars;
+    return page?.text;
   }
 
   private dropPages(): void {

@@ -17,7 +17,6 @@ export interface StoreOptions {
   prerender?: boolean;
 }
 
-
 export class BaseStore implements FhirStore, Engine {
   readonly size: number;
   /** Next id for created resources: beyond every base numeric id. Shared by all overlays. */

@@ -198,7 +198,7 @@ export class TypeTable {
     return this.ids.length;
   }
 
-  /** The row's line, decoded from the NDJSON bytes. */
+  /** The row's compact text, decoded from the source bytes. */
   private sourceText(row: number): string {
     const start = this.spans!.start[row]!;
     return this.buf!.toString("utf8", start, start + this.spans!.length[row]!);

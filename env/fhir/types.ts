@@ -1,6 +1,6 @@
-import type { BundleParts } from "./bundle.ts";
 // The contract of the FHIR layer. Every other folder codes against these types
 // (imported through env/fhir/index.ts), never against the store internals.
+import type { BundleParts } from "./bundle.ts";
 
 /** A parsed FHIR resource. Fresh objects: callers may mutate what they get. */
 export interface FhirResource {
@@ -23,7 +23,7 @@ export interface FhirResponse {
   headers: Record<string, string>;
   /** The body exactly as HAPI would send it (pretty by default). */
   text: string;
-  /** For a pretty searchset: its parts, from which `bundleJsonString` builds `JSON.stringify(text)` cheaply. */
+  /** For a pretty searchset: its parts, from which `bundlePieces` gives `text` or its JSON-escaped form piece by piece. */
   bundle?: BundleParts;
 }
 

@@ -53,13 +53,13 @@ export function formatTemplate(parts: TemplatePart[], values: Record<Placeholder
   return out;
 }
 
-/**
- * A text-protocol prompt bound to one api_base and function list: the fixed parts are rendered once,
- * so each episode's first message is a cheap concatenation sharing the long prefix.
- */
 /** Bound on remembered prompts (a task suite has hundreds to a few thousand tasks). */
 const MAX_RENDERED = 10_000;
 
+/**
+ * A text-protocol prompt bound to one api_base and function list: the fixed parts are rendered once,
+ * and each task's first message once (see `render`).
+ */
 export class TextPrompt {
   private readonly parts: ({ text: string } | { field: "context" | "question" })[] = [];
 
