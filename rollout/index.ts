@@ -4,5 +4,7 @@ export { runEpisode, type EpisodeEnv, type EpisodeOptions, type EpisodeRow } fro
 export { runEpisodes, type RunOptions, type RunResult } from "./runner.ts";
 export { summarize, taskKind, type EvalSummary, type Failure, type Rate, type RowLike, type TaskKind } from "./metrics.ts";
 export { formatSummary } from "./report.ts";
-export { readRows, rowKey } from "./jsonl.ts";
+export { readRows } from "./jsonl.ts";
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
+export * from "./row.ts";
+export { EHRGYM_VERSION } from "./version.ts";

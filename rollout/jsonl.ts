@@ -6,8 +6,6 @@ import { z } from "zod";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
 
-export const rowKey = (suite: string, taskId: string) => `${suite}\u0000${taskId}`;
-
 /** Every complete row of the file (a half-written last line from an interrupted run is dropped). */
 export async function readRows(path: string): Promise<Record<string, unknown>[]> {
   if (!existsSync(path)) return [];

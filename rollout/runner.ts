@@ -3,7 +3,8 @@ import { SingleBar } from "cli-progress";
 import type { Task } from "../env/tasks/index.ts";
 import { runEpisode, type EpisodeEnv, type EpisodeOptions, type EpisodeRow } from "./episode.ts";
 import type { Policy } from "./expert/index.ts";
-import { JsonlAppender, prepareAppend, readRows, rowKey } from "./jsonl.ts";
+import { JsonlAppender, prepareAppend, readRows } from "./jsonl.ts";
+import { rowKey } from "./row.ts";
 
 export interface RunOptions extends EpisodeOptions {
   /** A fresh environment per worker (they share the base store). */
