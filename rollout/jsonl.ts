@@ -1,49 +1,140 @@
-// The eval JSONL: append one line per finished episode; on resume, read what is done.
-import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile, truncate } from "node:fs/promises";
+// Episode JSONL files: streamed reads (files of a week-long run exceed what one string holds),
+// a torn last line (kill -9 mid-write) cut off before appending, one write per appended line.
+import { createReadStream, existsSync } from "node:fs";
+import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { createInterface } from "node:readline";
 import { z } from "zod";
+import { EpisodeRow } from "./row.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
 
-/** Every complete row of the file (a half-written last line from an interrupted run is dropped). */
-export async function readRows(path: string): Promise<Record<string, unknown>[]> {
-  if (!existsSync(path)) return [];
-  const text = await readFile(path, "utf8");
-  const rows: Record<string, unknown>[] = [];
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (!line.trim()) return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      if (i === lines.length - 1) return; // interrupted mid-write
-      throw new Error(`${path}:${i + 1}: not a JSON line`);
+export class RowFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RowFileError";
+  }
+}
+
+/** Each complete line of the file, parsed, with its 1-based line number. A half-written last line is skipped. */
+export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number }> {
+  if (!existsSync(path)) return;
+  const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+  let pending: { text: string; line: number } | undefined;
+  let n = 0;
+  for await (const text of lines) {
+    n++;
+    if (pending) {
+      yield parseLine(path, pending.text, pending.line);
+      pending = undefined;
     }
-    const checked = RowKey.safeParse(parsed);
-    if (!checked.success) throw new Error(`${path}:${i + 1}: not an eval row (${checked.error.issues[0]?.message})`);
+    if (text.trim()) pending = { text, line: n };
+  }
+  if (!pending) return;
+  // The last line: a torn one (no newline after it) from an interrupted run is not an error.
+  try {
+    yield { value: JSON.parse(pending.text), line: pending.line };
+  } catch {
+    return;
+  }
+}
+
+function parseLine(path: string, text: string, line: number): { value: unknown; line: number } {
+  try {
+    return { value: JSON.parse(text), line };
+  } catch {
+    throw new RowFileError(`${path}:${line}: not a JSON line`);
+  }
+}
+
+/** Every complete row of the file, checked to be an episode row (task_id, suite). */
+export async function readRows(path: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const { value, line } of readJsonLines(path)) {
+    const checked = RowKey.safeParse(value);
+    if (!checked.success) throw new RowFileError(`${path}:${line}: not an episode row (${checked.error.issues[0]?.message})`);
     rows.push(checked.data);
-  });
+  }
   return rows;
+}
+
+/** Every row of the file validated against the row schema (errors name file:line and the field). */
+export async function readEpisodeRows(path: string): Promise<EpisodeRow[]> {
+  const rows: EpisodeRow[] = [];
+  for await (const { value, line } of readJsonLines(path)) {
+    const checked = EpisodeRow.safeParse(value);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new RowFileError(`${path}:${line}: not an episode row (${issue.path.join(".") || "row"}: ${issue.message})`);
+    }
+    rows.push(checked.data);
+  }
+  return rows;
+}
+
+/** Length of the file up to and including its last newline (reads backwards from the end). */
+async function completeLength(handle: FileHandle, size: number): Promise<number> {
+  const chunk = Buffer.alloc(64 * 1024);
+  for (let end = size; end > 0; ) {
+    const start = Math.max(0, end - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const at = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return 0;
 }
 
 /** Opens the file for appending: creates folders, cuts off a half-written last line. */
 export async function prepareAppend(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   if (!existsSync(path)) return;
-  const text = await readFile(path, "utf8");
-  const end = text.lastIndexOf("\n") + 1;
-  if (end < Buffer.byteLength(text)) await truncate(path, Buffer.byteLength(text.slice(0, end)));
+  const size = (await stat(path)).size;
+  const handle = await open(path, "r");
+  let keep: number;
+  try {
+    keep = await completeLength(handle, size);
+  } finally {
+    await handle.close();
+  }
+  if (keep < size) await truncate(path, keep);
 }
 
-/** Appends rows one at a time in call order. */
+/** Rewrites the file without the rows `drop` selects (temp file, then rename). Returns how many went. */
+export async function removeRows(path: string, drop: (row: Record<string, unknown>) => boolean): Promise<number> {
+  if (!existsSync(path)) return 0;
+  const tmp = `${path}.tmp-${process.pid}`;
+  const out = await open(tmp, "w");
+  let dropped = 0;
+  try {
+    for await (const { value } of readJsonLines(path)) {
+      if (drop(value as Record<string, unknown>)) dropped++;
+      else await out.write(`${JSON.stringify(value)}\n`);
+    }
+  } finally {
+    await out.close();
+  }
+  await rename(tmp, path);
+  return dropped;
+}
+
+/** Appends rows one `write` per line, in call order. */
 export class JsonlAppender {
   private chain: Promise<void> = Promise.resolve();
+  private handle: Promise<FileHandle> | undefined;
   constructor(private readonly path: string) {}
   append(row: unknown): Promise<void> {
     const line = `${JSON.stringify(row)}\n`;
-    this.chain = this.chain.then(() => appendFile(this.path, line));
+    this.handle ??= open(this.path, "a");
+    const handle = this.handle;
+    this.chain = this.chain.then(async () => {
+      await (await handle).write(line);
+    });
     return this.chain;
+  }
+  async close(): Promise<void> {
+    await this.chain;
+    if (this.handle) await (await this.handle).close();
+    this.handle = undefined;
   }
 }

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { Message } from "../env/core/index.ts";
 
-export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() }).loose();
+export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
 
 /** How an episode ended. The environment's statuses plus `model_error` (the model endpoint failed for good). */
 export const RowStatus = z.enum(["completed", "invalid_action", "limit_reached", "context_limit", "model_error", "error"]);

@@ -1,97 +1,186 @@
-// Many episodes with bounded concurrency, progress on stderr, resumable through the JSONL.
-import { SingleBar } from "cli-progress";
+// Many episodes with bounded concurrency, resumable through the JSONL (keys (suite, task_id, sample)),
+// with a target of correct episodes, an episode budget, a stop on errors no retry fixes, and Ctrl-C.
 import type { Task } from "../env/tasks/index.ts";
-import { runEpisode, type EpisodeEnv, type EpisodeOptions, type EpisodeRow } from "./episode.ts";
+import { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
 import type { Policy } from "./expert/index.ts";
-import { JsonlAppender, prepareAppend, readRows } from "./jsonl.ts";
-import { rowKey } from "./row.ts";
+import { JsonlAppender, prepareAppend, readJsonLines, removeRows } from "./jsonl.ts";
+import { ModelError, RunAborted, type ModelStats } from "./model/index.ts";
+import { createProgress } from "./progress.ts";
+import { keyOf, rowKey, type EpisodeRow } from "./row.ts";
 
-export interface RunOptions extends EpisodeOptions {
+export interface RunItem {
+  task: Task;
+  sample: number;
+}
+
+export interface RunOptions extends Omit<EpisodeOptions, "sample" | "signal"> {
   /** A fresh environment per worker (they share the base store). */
   makeEnv: () => EpisodeEnv;
   policy: Policy;
-  tasks: Task[];
+  /** The (task, sample) keys to run, in order; or `tasks`, one sample each. */
+  items?: RunItem[];
+  tasks?: Task[];
   concurrency?: number;
-  /** Append each row here and skip tasks already present in it. */
+  /** Append each row here and skip keys already present in it. */
   out?: string;
-  /** Progress on stderr: true = bar, false = nothing, default = bar on a TTY, else a line every 10%. */
+  /** Allow rows of another model/protocol already in `out`. */
+  appendDifferent?: boolean;
+  /** Re-run keys whose row in `out` is a `model_error` (their old rows are removed first). */
+  retryErrors?: boolean;
+  /** Stop once this many rows with reward 1 are in `out` (counting those already there). */
+  targetCorrect?: number;
+  /** At most this many rows in `out` (counting those already there). */
+  maxEpisodes?: number;
+  /** Stop after this many `model_error` episodes in a row (default 20). */
+  maxConsecutiveErrors?: number;
+  /** Aborts in-flight requests; finished rows stay written. */
+  signal?: AbortSignal;
+  /** Progress on stderr: true = bar, false = nothing, default = bar on a TTY, else a line every 10 s. */
   progress?: boolean;
   onRow?: (row: EpisodeRow) => void;
 }
 
+export type StopReason = "target" | "max-episodes" | "interrupted" | "fatal" | "errors";
+
 export interface RunResult {
   /** Rows of this run only. */
   rows: EpisodeRow[];
+  /** Keys skipped because `out` had them. */
   skipped: number;
+  /** Rows in `out` before the run (after --retry-errors removed its rows), and how many were correct. */
+  existing: { rows: number; correct: number; retried: number };
+  stopped?: { reason: StopReason; message: string };
 }
 
-export async function runEpisodes(options: RunOptions): Promise<RunResult> {
-  let todo = options.tasks;
-  let skipped = 0;
-  let appender: JsonlAppender | undefined;
-  if (options.out) {
-    await prepareAppend(options.out);
-    const done = new Set((await readRows(options.out)).map((r) => rowKey(String(r.suite), String(r.task_id))));
-    todo = options.tasks.filter((t) => !done.has(rowKey(t.suite, t.id)));
-    skipped = options.tasks.length - todo.length;
-    appender = new JsonlAppender(options.out);
+/** Refused before any work (mixing rows of another model or protocol into `out`). */
+export class RunRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RunRefused";
   }
-  const bar = makeProgress(todo.length, options.progress);
+}
+
+interface Existing {
+  keys: Set<string>;
+  rows: number;
+  correct: number;
+  retried: number;
+}
+
+const describePolicy = (p: { kind?: unknown; model?: unknown } | string | undefined) =>
+  typeof p === "string" ? p : `${String(p?.kind ?? "?")}:${String(p?.model ?? "?")}`;
+
+async function scanExisting(o: RunOptions): Promise<Existing> {
+  const existing: Existing = { keys: new Set(), rows: 0, correct: 0, retried: 0 };
+  if (!o.out) return existing;
+  await prepareAppend(o.out);
+  if (o.retryErrors) existing.retried = await removeRows(o.out, (r) => r.status === "model_error");
+  const mine = describePolicy(o.policy.info ?? { kind: "scripted", model: o.policy.name });
+  const others = new Map<string, number>();
+  for await (const { value } of readJsonLines(o.out)) {
+    const row = value as { suite: string; task_id: string; sample?: number; reward?: number; protocol?: string; policy?: { kind?: string; model?: string } | string };
+    existing.keys.add(keyOf(row));
+    existing.rows++;
+    if (row.reward === 1) existing.correct++;
+    const theirs = `${describePolicy(row.policy)} (protocol ${row.protocol})`;
+    if (theirs !== `${mine} (protocol ${o.protocol})`) others.set(theirs, (others.get(theirs) ?? 0) + 1);
+  }
+  if (others.size > 0 && !o.appendDifferent) {
+    const [first, n] = [...others.entries()][0]!;
+    throw new RunRefused(
+      `${o.out} holds ${n} row(s) of ${first}; this run is ${mine} (protocol ${o.protocol}). Use another --out, or --append-different to mix them.`,
+    );
+  }
+  return existing;
+}
+
+export async function runEpisodes(o: RunOptions): Promise<RunResult> {
+  const items = o.items ?? (o.tasks ?? []).map((task) => ({ task, sample: 0 }));
+  const existing = await scanExisting(o);
+  const todo = items.filter((it) => !existing.keys.has(rowKey(it.task.suite, it.task.id, it.sample)));
+  const skipped = items.length - todo.length;
+  const budget = o.maxEpisodes === undefined ? todo.length : Math.max(0, Math.min(todo.length, o.maxEpisodes - existing.rows));
+  const appender = o.out ? new JsonlAppender(o.out) : undefined;
+  const stats = (o.policy as { stats?: ModelStats }).stats;
+  const progress = createProgress(budget, existing.correct, o.progress);
+  const controller = new AbortController();
+  const onOuterAbort = () => stop("interrupted", "interrupted");
+  o.signal?.addEventListener("abort", onOuterAbort, { once: true });
+
   const rows: EpisodeRow[] = [];
+  let correct = existing.correct;
+  let errors = 0;
+  let consecutiveErrors = 0;
+  let anySuccess = false;
   let next = 0;
-  let passed = 0;
+  let stopped: RunResult["stopped"];
+  function stop(reason: StopReason, message: string) {
+    if (stopped) return;
+    stopped = { reason, message };
+    controller.abort(new RunAborted());
+  }
+  if (o.targetCorrect !== undefined && correct >= o.targetCorrect) stop("target", `target reached: ${correct} correct rows already in ${o.out}`);
+  if (budget === 0 && o.maxEpisodes !== undefined && todo.length > 0) stop("max-episodes", `--max-episodes ${o.maxEpisodes} reached (${existing.rows} rows in ${o.out})`);
+
+  const maxConsecutive = o.maxConsecutiveErrors ?? 20;
+  const record = async (row: EpisodeRow) => {
+    if (stopped) return;
+    if (stats ? stats.requests > stats.failedRequests : row.status !== "model_error") anySuccess = true;
+    if (row.status === "model_error" && !anySuccess) {
+      stop("fatal", `the model endpoint failed every request so far: ${row.error ?? "model error"}`);
+      return;
+    }
+    rows.push(row);
+    if (row.reward === 1) correct++;
+    if (row.status === "model_error" || row.status === "error") errors++;
+    consecutiveErrors = row.status === "model_error" ? consecutiveErrors + 1 : 0;
+    // Decided before the write: a row finishing while this one is written must see the stop.
+    if (o.targetCorrect !== undefined && correct >= o.targetCorrect) stop("target", `target reached: ${correct} correct rows`);
+    else if (consecutiveErrors >= maxConsecutive) stop("errors", `stopping: ${consecutiveErrors} episodes in a row failed at the model endpoint; last: ${row.error ?? "model error"}`);
+    await appender?.append(row);
+    o.onRow?.(row);
+    progress.update({
+      done: rows.length,
+      total: budget,
+      correct,
+      ...(o.targetCorrect !== undefined ? { target: o.targetCorrect } : {}),
+      tokens: stats ? stats.promptTokens + stats.completionTokens : 0,
+      retries: stats?.retries ?? 0,
+      errors,
+    });
+  };
+
   const worker = async () => {
-    const env = options.makeEnv();
-    while (next < todo.length) {
-      const task = todo[next++]!;
-      const row = await runEpisode(env, options.policy, task, options);
-      rows.push(row);
-      if (row.reward === 1) passed++;
-      await appender?.append(row);
-      options.onRow?.(row);
-      bar.tick(passed);
+    const env = o.makeEnv();
+    while (!stopped && next < budget) {
+      const item = todo[next++]!;
+      try {
+        const row = await runEpisode(env, o.policy, item.task, {
+          protocol: o.protocol,
+          maxRounds: o.maxRounds,
+          ...(o.writes ? { writes: o.writes } : {}),
+          sample: item.sample,
+          signal: controller.signal,
+        });
+        await record(row);
+      } catch (err) {
+        if (err instanceof RunAborted) continue;
+        if (err instanceof ModelError && err.fatal) {
+          stop("fatal", err.fatal);
+          continue;
+        }
+        throw err;
+      }
     }
   };
-  const n = Math.max(1, Math.min(options.concurrency ?? 4, todo.length));
+  const n = Math.max(1, Math.min(o.concurrency ?? 4, budget));
   try {
     await Promise.all(Array.from({ length: n }, worker));
   } finally {
-    bar.stop();
+    progress.stop();
+    o.signal?.removeEventListener("abort", onOuterAbort);
+    await appender?.close();
   }
-  return { rows, skipped };
-}
-
-function makeProgress(total: number, show?: boolean): { tick(passed: number): void; stop(): void } {
-  if (total === 0 || show === false) return { tick() {}, stop() {} };
-  if (show ?? process.stderr.isTTY) {
-    const bar = new SingleBar({
-      stream: process.stderr,
-      format: "episodes {bar} {value}/{total} | {rate}/s | pass {passed} | ETA {eta_formatted}",
-      hideCursor: true,
-    });
-    const started = Date.now();
-    let value = 0;
-    bar.start(total, 0, { rate: "0.0", passed: 0 });
-    return {
-      tick(passed) {
-        value++;
-        bar.update(value, { rate: (value / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1), passed });
-      },
-      stop: () => bar.stop(),
-    };
-  }
-  // Not a terminal: a plain line every 10% (and at the end).
-  let count = 0;
-  const started = Date.now();
-  const step = Math.max(1, Math.ceil(total / 10));
-  return {
-    tick(passed) {
-      count++;
-      if (count % step !== 0 && count !== total) return;
-      const secs = (Date.now() - started) / 1000;
-      const rate = count / Math.max(0.001, secs);
-      process.stderr.write(`episodes ${count}/${total} pass ${passed} ${rate.toFixed(1)}/s ETA ${Math.round((total - count) / rate)}s\n`);
-    },
-    stop() {},
-  };
+  if (!stopped && o.maxEpisodes !== undefined && budget < todo.length) stopped = { reason: "max-episodes", message: `--max-episodes ${o.maxEpisodes} reached` };
+  return { rows, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
 }

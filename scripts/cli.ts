@@ -6,6 +6,7 @@ import { registerEhr } from "./commands/ehr.ts";
 import { registerTasks } from "./commands/tasks.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerServe } from "./commands/serve.ts";
+import { registerRollout } from "./commands/rollout.ts";
 
 const program = new Command()
   .name("ehrgym")
@@ -18,6 +19,7 @@ registerEhr(program);
 registerTasks(program);
 registerEval(program);
 registerServe(program);
+registerRollout(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -20,6 +20,7 @@ export { EhrInputError, contextClock, readChartsFor, readPatientsNdjson, type Ch
 export { generatePatients } from "./patients.ts";
 export { SCENARIO_SPACE, type Scenario, type ScenarioKey } from "./scenarios.ts";
 export { CLOCK } from "./time.ts";
+export { Rng, hash32 } from "./prng.ts";
 
 export interface EhrStoreOptions extends Omit<GenerateOptions, "patientsFrom"> {
   /** Patient resources, or the path of a Patient NDJSON file. */

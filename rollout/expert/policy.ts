@@ -2,6 +2,7 @@
 import type { AgentTurn, Message } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
+import type { PolicyInfo, Turn } from "../row.ts";
 import { ExpertError, nextRequests, type Plan } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
@@ -15,12 +16,23 @@ export interface PolicyInput {
   messages: Message[];
   /** Tool protocol: the OpenAI tools the environment offered at reset. */
   tools?: unknown[];
+  /** Aborts the turn (Ctrl-C, run target reached). */
+  signal?: AbortSignal;
+}
+
+/** A turn with what it cost: the model call's record, and a note on anything odd about the reply. */
+export interface PolicyStep {
+  turn: AgentTurn;
+  call?: Turn;
+  note?: string;
 }
 
 /** Anything that plays an episode turn by turn (the scripted expert, a model client, a mutation). */
 export interface Policy {
   readonly name: string;
-  act(input: PolicyInput): Promise<AgentTurn>;
+  /** What rows record as `policy` (default: {kind: "scripted", model: name}). */
+  readonly info?: PolicyInfo;
+  act(input: PolicyInput): Promise<AgentTurn | PolicyStep>;
 }
 
 export interface ExpertOptions {
@@ -63,6 +75,7 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
 export function createExpertPolicy(options: ExpertOptions = {}): Policy {
   return {
     name: "expert",
+    info: { kind: "expert", model: "expert" },
     act: async (input) => expertTurn(input, options),
   };
 }

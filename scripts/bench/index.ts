@@ -17,6 +17,7 @@ const sections: Record<string, () => Promise<Section>> = {
   "fhir-http": () => import("./fhir-http.ts"),
   env: () => import("./env.ts"),
   server: () => import("./server.ts"),
+  rollout: () => import("./rollout.ts"),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -34,13 +34,16 @@ describe("ehrgym eval", () => {
   }, 120_000);
 
   it("resumes: tasks already in the file are skipped, the summary covers the whole file", () => {
-    const r = evalCli(...SMALL, "--out", out, "--report", report, "--protocol", "tools");
+    const refused = evalCli(...SMALL, "--out", out, "--protocol", "tools");
+    expect(refused.status, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/holds 5 row\(s\) of expert:expert \(protocol text\); this run is expert:expert \(protocol tools\)/);
+    const r = evalCli(...SMALL, "--out", out, "--report", report, "--protocol", "tools", "--append-different");
     expect(r.status, r.stderr).toBe(0);
     const rows = lines(out);
     // 3 types x 2 suites x 3 per type
     expect(rows).toHaveLength(18);
     expect(new Set(rows.map((x) => `${x.suite}/${x.task_id}`)).size).toBe(18);
-    expect(r.stdout).toMatch(/13 episodes run, 5 already in the file/);
+    expect(r.stdout).toMatch(/13 episodes run .*; 5 already in the file/);
     expect(rows.slice(0, 5).every((x) => x.protocol === "text")).toBe(true);
     expect(rows.slice(5).every((x) => x.protocol === "tools")).toBe(true);
     const summary = JSON.parse(readFileSync(report, "utf8"));

@@ -1,0 +1,154 @@
+// The model policy: one chat.completions call per agent turn through the `openai` client, with
+// client-side rate limits and our own retries (exponential backoff, full jitter, Retry-After), so a
+// run can count them, stop on errors no retry fixes, and abort in-flight requests on Ctrl-C.
+import OpenAI from "openai";
+import type { AgentTurn, Message } from "../../env/core/index.ts";
+import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
+import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
+import { backoffMs, sleep } from "./backoff.ts";
+import { ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
+import { RateLimiter } from "./rate-limit.ts";
+
+export interface ModelPolicyOptions {
+  model: string;
+  /** Endpoint root (`.../v1`); default: OPENAI_BASE_URL, else the client's own default. */
+  baseURL?: string;
+  /** The key itself (read from the environment by the caller; never written anywhere). */
+  apiKey?: string;
+  /** The variable the key came from, for error messages. */
+  apiKeyEnv?: string;
+  sampling?: Sampling;
+  /** Passed through as top-level body fields (vLLM/SGLang options). */
+  extraBody?: Record<string, unknown>;
+  timeoutMs?: number;
+  maxRetries?: number;
+  rpm?: number;
+  tpm?: number;
+  /** For tests: a ready client, and the jitter source. */
+  client?: OpenAI;
+  random?: () => number;
+}
+
+/** Counters the progress line shows; the runner reads them. */
+export interface ModelStats {
+  requests: number;
+  retries: number;
+  failedRequests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface ModelPolicy extends Policy {
+  readonly stats: ModelStats;
+}
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
+
+/** A rough count before the endpoint tells us (for --tpm): ~4 characters a token. */
+function estimateTokens(messages: readonly Message[], maxTokens: number | undefined): number {
+  let chars = 0;
+  for (const m of messages) {
+    chars += m.content?.length ?? 0;
+    for (const c of m.tool_calls ?? []) chars += c.function.arguments.length + c.function.name.length;
+  }
+  return Math.ceil(chars / 4) + (maxTokens ?? 256);
+}
+
+function toTurn(message: OpenAI.Chat.ChatCompletionMessage, protocol: PolicyInput["protocol"]): { turn: AgentTurn; note?: string } {
+  const calls = (message.tool_calls ?? []).filter((c) => c.type === "function");
+  const content = message.content ?? null;
+  const note = !content && calls.length === 0 ? "the model returned empty content" : undefined;
+  if (protocol === "text") return { turn: content ?? "", ...(note ? { note } : {}) };
+  const turn: Message = { role: "assistant", content: content ?? (calls.length ? null : "") };
+  if (calls.length) turn.tool_calls = calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
+  return { turn, ...(note ? { note } : {}) };
+}
+
+export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
+  const client =
+    o.client ??
+    new OpenAI({
+      apiKey: o.apiKey ?? "none", // local endpoints often take no key; the client insists on one
+      ...(o.baseURL ? { baseURL: o.baseURL } : {}),
+      timeout: o.timeoutMs ?? 120_000,
+      maxRetries: 0,
+    });
+  const baseURL = client.baseURL;
+  const keyEnv = o.apiKeyEnv ?? "OPENAI_API_KEY";
+  const maxRetries = o.maxRetries ?? 6;
+  const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
+  const sampling = o.sampling ?? {};
+  const stats: ModelStats = { requests: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
+  const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
+
+  async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
+    const body = {
+      ...o.extraBody,
+      ...sampling,
+      model: o.model,
+      messages: input.messages as OpenAI.Chat.ChatCompletionMessageParam[],
+      ...(input.tools ? { tools: input.tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
+    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
+    for (let attempt = 0; ; attempt++) {
+      if (input.signal?.aborted) throw new RunAborted();
+      await limiter?.acquire(estimate, input.signal).catch(() => {
+        throw new RunAborted();
+      });
+      const started = performance.now();
+      stats.requests++;
+      try {
+        const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal }).withResponse();
+        const latencyMs = performance.now() - started;
+        limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
+        return { completion: data, attempts: attempt + 1, latencyMs, ...(request_id ? { requestId: request_id } : {}) };
+      } catch (err) {
+        stats.failedRequests++;
+        limiter?.settle(estimate, 0);
+        if (input.signal?.aborted || err instanceof OpenAI.APIUserAbortError) throw new RunAborted();
+        if (isContextLimit(err)) throw new ModelError("context_limit", describe(err));
+        const fatal = fatalReason(err, baseURL, keyEnv, o.model);
+        if (fatal) throw new ModelError("model_error", describe(err), fatal);
+        if (!isRetryable(err) || attempt >= maxRetries)
+          throw new ModelError("model_error", `${describe(err)}${attempt > 0 ? ` (after ${attempt + 1} attempts)` : ""}`);
+        stats.retries++;
+        await sleep(backoffMs(attempt, retryAfterMs(err), o.random ? { random: o.random } : {}), input.signal).catch(() => {
+          throw new RunAborted();
+        });
+      }
+    }
+  }
+
+  return {
+    name: o.model,
+    info,
+    stats,
+    async act(input): Promise<PolicyStep> {
+      const { completion, attempts, latencyMs, requestId } = await call(input);
+      const choice = completion.choices?.[0];
+      if (!choice?.message) throw new ModelError("model_error", "the model returned no choices");
+      const usage: Usage | undefined = completion.usage
+        ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0, total_tokens: completion.usage.total_tokens ?? 0 }
+        : undefined;
+      if (usage) {
+        stats.promptTokens += usage.prompt_tokens;
+        stats.completionTokens += usage.completion_tokens;
+      }
+      const { turn, note } = toTurn(choice.message, input.protocol);
+      const record: Turn = {
+        latency_ms: Math.round(latencyMs * 100) / 100,
+        finish_reason: choice.finish_reason ?? null,
+        ...(usage ? { usage } : {}),
+        ...(requestId ? { request_id: requestId } : {}),
+        attempts,
+      };
+      return { turn, call: record, ...(note ? { note } : {}) };
+    },
+  };
+}

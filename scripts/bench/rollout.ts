@@ -1,0 +1,115 @@
+// Rollout bench: the runner's own cost against the stand-in teacher (in its own process, so its CPU
+// is not counted), and how close a high-latency endpoint's throughput comes to concurrency / latency.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { generateStore } from "../../env/ehr/index.ts";
+import { createFhirService } from "../../env/fhir/index.ts";
+import { generateTasks, type Task } from "../../env/tasks/index.ts";
+import { createModelPolicy, runEpisodes, type RunItem } from "../../rollout/index.ts";
+import { report } from "./report.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+async function startTeacher(tasksFile: string, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "scripts/cli.ts", "teacher", "serve", "--port", "0", "--tasks", tasksFile, "--latency-ms", String(latencyMs), "--seed", "1"],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stdout!.on("data", (d) => {
+      text += String(d);
+      const m = /(http:\/\/[^\s]+\/v1)\b/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`teacher serve exited (${code}) before printing its URL`)));
+  });
+  return { url, child };
+}
+
+function items(tasks: Task[], n: number): RunItem[] {
+  return Array.from({ length: n }, (_, i) => ({ task: tasks[i % tasks.length]!, sample: Math.floor(i / tasks.length) }));
+}
+
+export async function run(): Promise<void> {
+  const { store } = generateStore({ patients: 20, seed: 1 });
+  const tasks = (["mab-v1", "mab-v2"] as const).flatMap((suite) => generateTasks(store, { suite, perType: 10, seed: 1 }));
+  const dir = mkdtempSync(join(tmpdir(), "ehrgym-bench-rollout-"));
+  const tasksFile = join(dir, "tasks.jsonl");
+  writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
+  const config = new EnvConfig({ backend: new EmbeddedBackend(store, createFhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
+  const makeEnv = () => new MedAgentEnv(config);
+
+  // 1. Zero latency, concurrency 64: the runner's CPU per model turn and episodes/s.
+  {
+    const { url, child } = await startTeacher(tasksFile, 0);
+    try {
+      const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x" });
+      await runEpisodes({ makeEnv, policy, items: items(tasks, 200), protocol: "text", maxRounds: 8, concurrency: 64, progress: false }); // warm-up
+      const cpu0 = process.cpuUsage();
+      const requests0 = policy.stats.requests;
+      const t0 = performance.now();
+      const { rows } = await runEpisodes({ makeEnv, policy, items: items(tasks, 2000), protocol: "text", maxRounds: 8, concurrency: 64, progress: false });
+      const secs = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const turns = policy.stats.requests - requests0;
+      const perTurnMs = (cpu.user + cpu.system) / 1000 / turns;
+      report({ name: "rollout runner CPU per model turn (zero-latency stand-in, concurrency 64)", value: perTurnMs, unit: "ms", target: "<= 1 ms", ok: perTurnMs <= 1 });
+      report({ name: "rollout episodes/s (zero-latency stand-in, concurrency 64)", value: rows.length / secs, unit: "episodes/s" });
+      report({ name: "rollout model turns/s (same run)", value: turns / secs, unit: "turns/s" });
+    } finally {
+      child.kill();
+    }
+  }
+
+  // 2. 300 ms per reply, concurrency 256: throughput against the ideal concurrency / latency.
+  {
+    const latency = 300;
+    const concurrency = 256;
+    const { url, child } = await startTeacher(tasksFile, latency);
+    try {
+      const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x" });
+      global.gc?.();
+      const heap0 = process.memoryUsage().heapUsed;
+      let peakHeap = heap0;
+      const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 50);
+      // Steady state: from 1 s in until the last keys are handed out (then fewer than `concurrency` stay in flight).
+      const total = concurrency * 6;
+      const t0 = performance.now();
+      let start: { t: number; n: number } | undefined;
+      let end: { t: number; n: number } | undefined;
+      let done = 0;
+      const window = setInterval(() => {
+        if (!start && performance.now() - t0 >= 1000) start = { t: performance.now(), n: policy.stats.requests };
+      }, 20);
+      await runEpisodes({
+        makeEnv, policy, items: items(tasks, total), protocol: "text", maxRounds: 8, concurrency, progress: false,
+        onRow: () => {
+          if (++done === total - concurrency) end = { t: performance.now(), n: policy.stats.requests };
+        },
+      });
+      clearInterval(window);
+      clearInterval(sampler);
+      if (!start || !end || end.t <= start.t) throw new Error("the run was too short to measure a steady state");
+      const turnsPerSec = (end.n - start.n) / ((end.t - start.t) / 1000);
+      const ideal = concurrency / (latency / 1000);
+      report({
+        name: `rollout throughput at ${latency} ms latency, concurrency ${concurrency}`,
+        value: turnsPerSec / ideal,
+        unit: "x ideal",
+        target: ">= 0.9",
+        ok: turnsPerSec / ideal >= 0.9,
+        peer: { name: "ideal concurrency/latency", value: ideal, ratio: turnsPerSec / ideal, note: `${turnsPerSec.toFixed(0)} turns/s measured` },
+      });
+      report({ name: "memory per in-flight episode (peak heap growth / concurrency)", value: (peakHeap - heap0) / concurrency / 1024, unit: "KB" });
+    } finally {
+      child.kill();
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}

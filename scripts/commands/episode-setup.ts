@@ -1,0 +1,231 @@
+// What `eval` and `rollout` share: the EHR to run on, the tasks, and the model policy's flags.
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import type { Command } from "commander";
+import { z } from "zod";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { generateStore } from "../../env/ehr/index.ts";
+import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
+import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
+import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
+import { collect, UsageError } from "./common.ts";
+import { openStore } from "./fhir.ts";
+import { readMrns } from "./tasks.ts";
+
+export const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+export const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
+const list = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
+const number = (min: number, max: number) => z.coerce.number().min(min).max(max);
+
+/** Where episodes run and on which tasks. */
+export const SetupFlags = z.object({
+  tasks: existingFile.optional(),
+  suite: Suite.optional(),
+  suites: list.pipe(z.array(Suite).min(1)).optional(),
+  perType: intFlag(1, 100_000).default(10),
+  split: z.enum(["train", "val", "test", "all"]).optional(),
+  patientsFrom: existingFile.optional(),
+  chartsFor: z.array(existingFile).default([]),
+  data: existingDir.optional(),
+  synthetic: z.boolean().optional(),
+  seed: intFlag(0, 2 ** 31 - 1).optional(),
+  patients: intFlag(1, 100_000).optional(),
+  excludeMrnsFrom: z.array(existingFile).default([]),
+  protocol: z.enum(["text", "tools"]).default("text"),
+  maxRounds: intFlag(1, 1000).default(8),
+  writes: z.enum(["execute", "record"]).default("execute"),
+  limit: intFlag(1, 10_000_000).optional(),
+  types: list.pipe(z.array(z.string().regex(/^(v2_)?task\d+$/, "a task type like task5 or v2_task9")).min(1)).optional(),
+});
+export type SetupFlags = z.infer<typeof SetupFlags>;
+
+const ExtraBody = z.string().transform((s, ctx) => {
+  try {
+    const v = JSON.parse(s) as unknown;
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    /* reported below */
+  }
+  ctx.addIssue({ code: "custom", message: "expected a JSON object like '{\"top_k\": 20}'" });
+  return z.NEVER;
+});
+
+/** The model policy's flags (ROLLOUT.md "The model policy"). */
+export const ModelFlags = z.object({
+  model: z.string().min(1).optional(),
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").default("OPENAI_API_KEY"),
+  temperature: number(0, 2).optional(),
+  topP: number(0, 1).optional(),
+  maxTokens: intFlag(1, 10_000_000).optional(),
+  samplingSeed: intFlag(-(2 ** 53), 2 ** 53).optional(),
+  stop: z.array(z.string().min(1)).optional(),
+  extraBody: ExtraBody.optional(),
+  samples: intFlag(1, 10_000).default(1),
+  concurrency: intFlag(1, 4096).default(16),
+  rpm: intFlag(1, 100_000_000).optional(),
+  tpm: intFlag(1, 10_000_000_000).optional(),
+  timeout: number(0.001, 86_400).default(120),
+  maxRetries: intFlag(0, 100).default(6),
+});
+export type ModelFlags = z.infer<typeof ModelFlags>;
+
+export function addSetupOptions(cmd: Command, defaults: { perType: string }): Command {
+  return cmd
+    .option("--tasks <file>", "task file (official JSON or ehrgym tasks JSONL); default: generated tasks")
+    .option("--suite <suite>", "suite of --tasks when it cannot be detected, or the one suite to generate")
+    .option("--suites <list>", "suites to generate tasks for (default mab-v1,mab-v2)")
+    .option("--per-type <n>", "generated tasks per type", defaults.perType)
+    .option("--split <split>", "generated tasks: patients of this split only (train | val | test | all)")
+    .option("--patients-from <file>", "Patient NDJSON to use as the population")
+    .option("--charts-for <file>", "task file whose patients get full charts (repeatable; default: --tasks with --patients-from)", collect, [])
+    .option("--data <dir>", "load an NDJSON export instead of generating")
+    .option("--synthetic", "generate the synthetic EHR (the default)")
+    .option("--seed <n>", "synthetic population and task generator seed")
+    .option("--patients <n>", "synthetic population size")
+    .option("--exclude-mrns-from <file>", "never use patients of this task file or MRN list (repeatable)", collect, [])
+    .option("--protocol <p>", "text | tools", "text")
+    .option("--max-rounds <n>", "round limit per episode", "8")
+    .option("--writes <mode>", "execute | record", "execute")
+    .option("--limit <n>", "run at most N tasks")
+    .option("--types <list>", "only these task types, e.g. task1,task5");
+}
+
+export function addModelOptions(cmd: Command, defaults: { concurrency: string }): Command {
+  return cmd
+    .option("--model <name>", "model name sent with each request")
+    .option("--base-url <url>", "OpenAI-compatible endpoint root (.../v1); default $OPENAI_BASE_URL, else OpenAI")
+    .option("--api-key-env <name>", "environment variable holding the key", "OPENAI_API_KEY")
+    .option("--temperature <t>", "sampling temperature")
+    .option("--top-p <p>", "nucleus sampling")
+    .option("--max-tokens <n>", "completion tokens per turn")
+    .option("--sampling-seed <n>", "the `seed` sent to the endpoint")
+    .option("--stop <text>", "stop sequence (repeatable)", collect)
+    .option("--extra-body <json>", "JSON object merged into each request body (e.g. vLLM's top_k)")
+    .option("--samples <n>", "episodes per task", "1")
+    .option("--concurrency <n>", "episodes in flight", defaults.concurrency)
+    .option("--rpm <n>", "client-side requests per minute limit")
+    .option("--tpm <n>", "client-side tokens per minute limit")
+    .option("--timeout <s>", "per request, seconds", "120")
+    .option("--max-retries <n>", "per request, for 408/409/429/5xx/connection errors", "6");
+}
+
+function readPatients(path: string): FhirResource[] {
+  const out: FhirResource[] = [];
+  readFileSync(path, "utf8")
+    .split("\n")
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let r: unknown;
+      try {
+        r = JSON.parse(line);
+      } catch {
+        throw new UsageError(`--patients-from: ${path}:${i + 1} is not JSON`);
+      }
+      if (!r || typeof r !== "object" || (r as FhirResource).resourceType !== "Patient") throw new UsageError(`--patients-from: ${path}:${i + 1} is not a Patient resource`);
+      out.push(r as FhirResource);
+    });
+  if (out.length === 0) throw new UsageError(`--patients-from: no Patient resources in ${path}`);
+  return out;
+}
+
+function loadTasks(path: string, suite: Suite | undefined): Task[] {
+  try {
+    return loadTaskFile(path, suite ? { suite } : {});
+  } catch (err) {
+    if (err instanceof TaskFileError) throw new UsageError(`--tasks: ${err.message}`);
+    throw err;
+  }
+}
+
+export async function buildStore(o: SetupFlags): Promise<FhirStore> {
+  if (o.data && (o.patientsFrom || o.seed !== undefined || o.patients !== undefined || o.synthetic))
+    throw new UsageError("--data cannot be combined with --synthetic, --patients-from, --seed or --patients");
+  if (o.data) return openStore({ data: o.data });
+  if (o.chartsFor.length && !o.patientsFrom) throw new UsageError("--charts-for needs --patients-from");
+  const chartsFor = o.chartsFor.length ? o.chartsFor : o.patientsFrom && o.tasks ? [o.tasks] : [];
+  const t0 = performance.now();
+  const { store } = generateStore({
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.patients !== undefined ? { patients: o.patients } : {}),
+    ...(o.patientsFrom ? { patientsFrom: readPatients(o.patientsFrom) } : {}),
+    ...(chartsFor.length ? { chartsFor: [...new Set(chartsFor.flatMap((f) => loadTasks(f, o.suite).flatMap((t) => (t.eval_MRN ? [t.eval_MRN] : []))))] } : {}),
+  });
+  process.stderr.write(`generated ${store.size.toLocaleString("en-US")} resources in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  return store;
+}
+
+export interface TaskSelection {
+  tasks: Task[];
+  /** Tasks dropped because their patient is held out. */
+  heldOut: number;
+  /** What the run's meta records about where the tasks came from. */
+  source: Record<string, unknown>;
+}
+
+const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
+  const exclude = new Set(o.excludeMrnsFrom.flatMap(readMrns));
+  let tasks: Task[];
+  let source: Record<string, unknown>;
+  if (o.tasks) {
+    tasks = loadTasks(o.tasks, o.suite);
+    source = { kind: "file", path: o.tasks, sha256: sha256(o.tasks) };
+  } else {
+    const suites: Suite[] = o.suites ?? (o.suite ? [o.suite] : ["mab-v1", "mab-v2"]);
+    const split = o.split && o.split !== "all" ? o.split : undefined;
+    const seed = o.seed ?? 1;
+    tasks = suites.flatMap((suite) => generateTasks(store, { suite, perType: o.perType, seed, excludeMrns: exclude, ...(split ? { split } : {}) }));
+    source = { kind: "generated", suites, per_type: o.perType, seed, ...(split ? { split } : {}) };
+  }
+  const before = tasks.length;
+  if (exclude.size) tasks = tasks.filter((t) => !(t.eval_MRN && exclude.has(t.eval_MRN)));
+  const heldOut = before - tasks.length;
+  if (o.types) {
+    const wanted = new Set(o.types);
+    tasks = tasks.filter((t) => wanted.has(t.type));
+  }
+  if (o.limit !== undefined) tasks = tasks.slice(0, o.limit);
+  if (o.excludeMrnsFrom.length) source.exclude_mrns_from = o.excludeMrnsFrom.map((path) => ({ path, sha256: sha256(path) }));
+  if (tasks.length === 0) throw new UsageError(`no tasks selected (check --tasks, --types, --limit${heldOut ? `; ${heldOut} held out by --exclude-mrns-from` : ""})`);
+  return { tasks, heldOut, source };
+}
+
+export function makeEnvFactory(store: FhirStore): () => MedAgentEnv {
+  const config = new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
+  return () => new MedAgentEnv(config);
+}
+
+/** The sampling parameters given, with a default temperature for the job (rollout 0.7, eval 0). */
+export function samplingOf(m: ModelFlags, defaultTemperature: number): Sampling {
+  return {
+    temperature: m.temperature ?? defaultTemperature,
+    ...(m.topP !== undefined ? { top_p: m.topP } : {}),
+    ...(m.maxTokens !== undefined ? { max_tokens: m.maxTokens } : {}),
+    ...(m.samplingSeed !== undefined ? { seed: m.samplingSeed } : {}),
+    ...(m.stop?.length ? { stop: m.stop.length === 1 ? m.stop[0]! : m.stop } : {}),
+  };
+}
+
+export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Policy {
+  if (!m.model) throw new UsageError("--model: required with a model policy (the name the endpoint serves, e.g. gpt-4o-mini or Qwen/Qwen3-8B)");
+  const baseURL = m.baseUrl ?? process.env.OPENAI_BASE_URL;
+  return createModelPolicy({
+    model: m.model,
+    ...(baseURL ? { baseURL } : {}),
+    ...(process.env[m.apiKeyEnv] ? { apiKey: process.env[m.apiKeyEnv] } : {}),
+    apiKeyEnv: m.apiKeyEnv,
+    sampling: samplingOf(m, defaultTemperature),
+    ...(m.extraBody ? { extraBody: m.extraBody } : {}),
+    timeoutMs: m.timeout * 1000,
+    maxRetries: m.maxRetries,
+    ...(m.rpm ? { rpm: m.rpm } : {}),
+    ...(m.tpm ? { tpm: m.tpm } : {}),
+  });
+}
+
+export function makeExpertPolicy(o: SetupFlags): Policy {
+  return createExpertPolicy({ apiBase: DEFAULT_API_BASE, maxRounds: o.maxRounds });
+}

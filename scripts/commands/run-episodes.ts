@@ -1,0 +1,187 @@
+// Runs a policy over (task, sample) keys for `eval` and `rollout`: Ctrl-C, the stop lines,
+// the summary, `<out>.meta.json`, the exit code.
+import type { Task } from "../../env/tasks/index.ts";
+import { Rng, hash32 } from "../../env/ehr/index.ts";
+import {
+  EHRGYM_VERSION,
+  formatSummary,
+  readJsonLines,
+  rowKey,
+  RowFileError,
+  runEpisodes,
+  RunRefused,
+  summarize,
+  type EpisodeEnv,
+  type Policy,
+  type RunItem,
+  type RunResult,
+} from "../../rollout/index.ts";
+import { UsageError } from "./common.ts";
+import { writeFileAtomic } from "./atomic.ts";
+
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** Every (task, sample) key, samples-major (every task once before any twice); shuffled by `seed` when given; this shard's share only. */
+export function runItems(tasks: readonly Task[], samples: number, options: { shuffleSeed?: number; shard?: Shard } = {}): RunItem[] {
+  const order = [...tasks];
+  if (options.shuffleSeed !== undefined) new Rng(hash32(`rollout-order:${options.shuffleSeed}`)).shuffle(order);
+  const items: RunItem[] = [];
+  for (let sample = 0; sample < samples; sample++) for (const task of order) items.push({ task, sample });
+  const shard = options.shard;
+  if (!shard || shard.count === 1) return items;
+  return items.filter((it) => hash32(rowKey(it.task.suite, it.task.id, it.sample)) % shard.count === shard.index);
+}
+
+export interface RunJob {
+  command: "eval" | "rollout";
+  out: string;
+  policy: Policy;
+  items: RunItem[];
+  makeEnv: () => EpisodeEnv;
+  protocol: "text" | "tools";
+  maxRounds: number;
+  writes: "execute" | "record";
+  concurrency: number;
+  progress: boolean;
+  retryErrors?: boolean;
+  appendDifferent?: boolean;
+  targetCorrect?: number;
+  maxEpisodes?: number;
+  /** Recorded in the meta file. */
+  meta: Record<string, unknown>;
+  /** Per million tokens, for the cost line. */
+  priceIn?: number;
+  priceOut?: number;
+}
+
+/** The small fields of every row of the file (transcripts are not kept: the file may be large). */
+async function summaryRows(path: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const { value } of readJsonLines(path)) {
+    const { messages: _m, tools: _t, ...rest } = value as Record<string, unknown>;
+    rows.push(rest);
+  }
+  return rows;
+}
+
+/** Secrets never reach the meta file; flags cannot carry keys (only the name of their variable). */
+const commandLine = () => process.argv.slice(2).map((a) => (/^(sk-|hf_)/.test(a) ? "<redacted>" : a));
+
+const money = (x: number) => `$${x < 1 ? x.toFixed(4) : x.toFixed(2)}`;
+
+export async function checkOut(path: string): Promise<void> {
+  try {
+    for await (const _ of readJsonLines(path));
+  } catch (err) {
+    if (err instanceof RowFileError) throw new UsageError(`--out: ${err.message}`);
+    throw err;
+  }
+}
+
+export async function executeRun(job: RunJob): Promise<{ result: RunResult; code: number; summary: ReturnType<typeof summarize> }> {
+  const started = new Date();
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    process.stderr.write("\ninterrupted: ending in-flight requests (Ctrl-C again to quit at once)\n");
+    controller.abort();
+  };
+  process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigint);
+  let result: RunResult;
+  try {
+    result = await runEpisodes({
+      makeEnv: job.makeEnv,
+      policy: job.policy,
+      items: job.items,
+      protocol: job.protocol,
+      maxRounds: job.maxRounds,
+      writes: job.writes,
+      concurrency: job.concurrency,
+      out: job.out,
+      signal: controller.signal,
+      ...(job.progress ? {} : { progress: false }),
+      ...(job.retryErrors ? { retryErrors: true } : {}),
+      ...(job.appendDifferent ? { appendDifferent: true } : {}),
+      ...(job.targetCorrect !== undefined ? { targetCorrect: job.targetCorrect } : {}),
+      ...(job.maxEpisodes !== undefined ? { maxEpisodes: job.maxEpisodes } : {}),
+    });
+  } catch (err) {
+    if (err instanceof RunRefused) throw new UsageError(`--out: ${err.message}`);
+    throw err;
+  } finally {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigint);
+  }
+  const all = await summaryRows(job.out);
+  const summary = summarize(all as never);
+  const out = process.stdout;
+  out.write(`${formatSummary(summary)}\n\n`);
+  const ran = result.rows;
+  const correct = ran.filter((r) => r.reward === 1).length;
+  const seconds = (Date.now() - started.getTime()) / 1000;
+  out.write(
+    `${ran.length} episodes run (${correct} correct${ran.length ? `, ${((100 * correct) / ran.length).toFixed(1)}%` : ""}) in ${seconds.toFixed(1)} s` +
+      `${result.skipped ? `; ${result.skipped} already in the file` : ""}${result.existing.retried ? `; ${result.existing.retried} model_error rows re-run` : ""}` +
+      `; ${all.length} rows in ${job.out} (${all.filter((r) => r.reward === 1).length} correct)\n`,
+  );
+  const tokensIn = ran.reduce((s, r) => s + (r.usage?.prompt_tokens ?? 0), 0);
+  const tokensOut = ran.reduce((s, r) => s + (r.usage?.completion_tokens ?? 0), 0);
+  if (tokensIn + tokensOut > 0) {
+    const cost = job.priceIn !== undefined || job.priceOut !== undefined ? ((job.priceIn ?? 0) * tokensIn + (job.priceOut ?? 0) * tokensOut) / 1e6 : undefined;
+    out.write(
+      `tokens: ${tokensIn.toLocaleString("en-US")} in, ${tokensOut.toLocaleString("en-US")} out (${Math.round((tokensIn + tokensOut) / Math.max(seconds, 0.001)).toLocaleString("en-US")}/s)${cost !== undefined ? `; cost ${money(cost)}` : ""}\n`,
+    );
+  }
+  let code = 0;
+  if (result.stopped) {
+    const { reason, message } = result.stopped;
+    if (reason === "interrupted") {
+      process.stderr.write(`interrupted: ${all.length} rows in ${job.out}; re-run the same command to resume\n`);
+      code = 130;
+    } else if (reason === "fatal" || reason === "errors") {
+      process.stderr.write(`ehrgym ${job.command}: ${message}\n`);
+      code = 1;
+    } else {
+      process.stderr.write(`${message}\n`);
+    }
+  } else if (job.targetCorrect !== undefined) {
+    const have = all.filter((r) => r.reward === 1).length;
+    if (have < job.targetCorrect) process.stderr.write(`target not reached: ${have} of ${job.targetCorrect} correct after every task and sample; add tasks (--per-type) or --samples\n`);
+  }
+  writeFileAtomic(
+    `${job.out}.meta.json`,
+    `${JSON.stringify(
+      {
+        command: ["ehrgym", ...commandLine()],
+        ehrgym_version: EHRGYM_VERSION,
+        policy: job.policy.info ?? { kind: "scripted", model: job.policy.name },
+        protocol: job.protocol,
+        max_rounds: job.maxRounds,
+        ...job.meta,
+        counts: {
+          keys: job.items.length,
+          run: ran.length,
+          correct_run: correct,
+          skipped: result.skipped,
+          retried_errors: result.existing.retried,
+          rows: all.length,
+          correct_rows: all.filter((r) => r.reward === 1).length,
+          prompt_tokens: tokensIn,
+          completion_tokens: tokensOut,
+        },
+        ...(result.stopped ? { stopped: result.stopped } : {}),
+        started_at: started.toISOString(),
+        finished_at: new Date().toISOString(),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  return { result, code, summary };
+}
