@@ -1,5 +1,6 @@
 // Many episodes with bounded concurrency, resumable through the JSONL (keys (suite, task_id, sample)),
 // with a target of correct episodes, an episode budget, a stop on errors no retry fixes, and Ctrl-C.
+import { setMaxListeners } from "node:events";
 import type { Task } from "../env/tasks/index.ts";
 import { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
 import type { Policy } from "./expert/index.ts";
@@ -104,6 +105,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
   const stats = (o.policy as { stats?: ModelStats }).stats;
   const progress = createProgress(budget, existing.correct, o.progress);
   const controller = new AbortController();
+  setMaxListeners(0, controller.signal); // every in-flight request listens to it
   const onOuterAbort = () => stop("interrupted", "interrupted");
   o.signal?.addEventListener("abort", onOuterAbort, { once: true });
 
