@@ -1,9 +1,24 @@
-// rollout: policies (scripted expert), the episode runner, metrics and the eval report.
+// rollout: policies (scripted expert), the episode runner, metrics, statistics and the reports.
 export * from "./expert/index.ts";
 export { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
 export { runEpisodes, RunRefused, type RunItem, type RunOptions, type RunResult, type StopReason } from "./runner.ts";
-export { summarize, taskKind, type EvalSummary, type Failure, type Rate, type RowLike, type TaskKind } from "./metrics.ts";
-export { formatSummary } from "./report.ts";
+export {
+  STATUSES,
+  STATUS_LABELS,
+  summarize,
+  taskKind,
+  type EvalSummary,
+  type Failure,
+  type LatencySummary,
+  type PassAtK,
+  type Rate,
+  type RowLike,
+  type Status,
+  type TaskKind,
+  type UsageSummary,
+} from "./metrics.ts";
+export { meanPassAtK, mcnemarExact, passAtK, quantiles, wilson, type Interval, type McNemar } from "./stats.ts";
+export { formatSummary } from "./report/text.ts";
 export { readRows, readEpisodeRows, readJsonLines, RowFileError, prepareAppend, JsonlAppender } from "./jsonl.ts";
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";

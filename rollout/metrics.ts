@@ -1,5 +1,9 @@
-// Success rates over episode rows: overall, per suite/type, query vs action.
+// Success rates over episode rows: overall, per suite, per suite/type, query vs action; each with
+// its Wilson 95% interval, pass@1 and pass@k (several samples per task), status breakdown and
+// rounds used; tokens and per-turn latency when the rows carry them. JSON-plain: this is also
+// `eval --report` and the report's summary.json.
 import type { Check } from "../env/graders/index.ts";
+import { meanPassAtK, quantiles, wilson, type Interval } from "./stats.ts";
 
 export type TaskKind = "query" | "action";
 
@@ -10,51 +14,177 @@ export function taskKind(suite: string, type: string): TaskKind {
   return (suite === "mab-v1" ? V1_QUERIES : V2_QUERIES).has(type) ? "query" : "action";
 }
 
+export const STATUSES = ["completed", "invalid_action", "limit_reached", "context_limit", "model_error", "error"] as const;
+export type Status = (typeof STATUSES)[number];
+/** How a person reads each status. */
+export const STATUS_LABELS: Record<Status, string> = {
+  completed: "completed",
+  invalid_action: "invalid action",
+  limit_reached: "round limit",
+  context_limit: "context limit",
+  model_error: "model error",
+  error: "error",
+};
+
+export interface PassAtK {
+  k: number;
+  value: number;
+}
+
 export interface Rate {
+  /** Episodes. */
   n: number;
+  /** Episodes with reward 1. */
   success: number;
+  /** success / n. */
   rate: number;
+  /** Wilson 95% interval of the rate over episodes. */
+  ci: Interval;
+  /** Distinct tasks (suite, task_id). */
+  tasks: number;
+  /** Mean reward over a task's samples, averaged over tasks (= rate with one binary sample per task). */
+  pass1: number;
+  /** Unbiased pass@k for k = 1 .. the fewest samples any task has; only when some task has several. */
+  passAtK?: PassAtK[];
+  /** Episodes per final status (every status present, 0 when none). */
+  status: Record<Status, number>;
+  /** Mean rounds used per episode. */
+  meanRounds: number;
 }
 
 export interface Failure {
   task_id: string;
   suite: string;
   type: string;
+  sample?: number;
   status: string;
   failed: Check[];
   error?: string;
 }
 
+export interface UsageSummary {
+  /** Episodes that carried usage. */
+  episodes: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  perEpisode: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export interface LatencySummary {
+  /** Model calls that carried a latency. */
+  turns: number;
+  p50_ms: number;
+  p95_ms: number;
+}
+
 export interface EvalSummary {
   overall: Rate;
   byKind: Record<TaskKind, Rate>;
-  /** Keyed "suite/type", in suite then natural type order. */
+  bySuite: { suite: string; rate: Rate }[];
+  /** In suite then natural type order. */
   byType: { suite: string; type: string; kind: TaskKind; rate: Rate }[];
+  /** Most samples any task has. */
+  samples: number;
+  /** Episodes per protocol: more than one key means the run mixes protocols. */
+  protocols: Record<string, number>;
+  /** Episodes per policy model. */
+  models: Record<string, number>;
+  usage?: UsageSummary;
+  latency?: LatencySummary;
   failures: Failure[];
+}
+
+interface UsageLike {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 export interface RowLike {
   task_id: string;
   suite: string;
   type: string;
+  sample?: number;
+  protocol?: string;
+  policy?: string | { model: string };
   reward: number;
   status: string;
+  rounds?: number;
   checks?: Check[];
   error?: string;
+  usage?: UsageLike;
+  turns?: { latency_ms: number }[];
+}
+
+const round = (x: number, digits = 6) => Number(x.toFixed(digits));
+
+function statusCounts(rows: RowLike[]): Record<Status, number> {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
+  for (const row of rows) if (row.status in counts) counts[row.status as Status]++;
+  return counts;
 }
 
 function rate(rows: RowLike[]): Rate {
   const success = rows.filter((r) => r.reward === 1).length;
-  return { n: rows.length, success, rate: rows.length === 0 ? 0 : success / rows.length };
+  const perTask = new Map<string, RowLike[]>();
+  for (const row of rows) {
+    const key = `${row.suite}\u0000${row.task_id}`;
+    const list = perTask.get(key);
+    if (list) list.push(row);
+    else perTask.set(key, [row]);
+  }
+  const tasks = [...perTask.values()].map((list) => ({ n: list.length, c: list.filter((r) => r.reward === 1).length, mean: list.reduce((s, r) => s + r.reward, 0) / list.length }));
+  const fewest = tasks.reduce((m, t) => Math.min(m, t.n), tasks.length === 0 ? 0 : Infinity);
+  const most = tasks.reduce((m, t) => Math.max(m, t.n), 0);
+  const ci = wilson(success, rows.length);
+  return {
+    n: rows.length,
+    success,
+    rate: rows.length === 0 ? 0 : success / rows.length,
+    ci: { low: round(ci.low), high: round(ci.high) },
+    tasks: tasks.length,
+    pass1: tasks.length === 0 ? 0 : round(tasks.reduce((s, t) => s + t.mean, 0) / tasks.length),
+    ...(most > 1 ? { passAtK: Array.from({ length: fewest }, (_, i) => ({ k: i + 1, value: round(meanPassAtK(tasks, i + 1)) })) } : {}),
+    status: statusCounts(rows),
+    meanRounds: rows.length === 0 ? 0 : round(rows.reduce((s, r) => s + (r.rounds ?? 0), 0) / rows.length, 3),
+  };
 }
 
 const typeOrder = (type: string) => (type.startsWith("v2_") ? 100 : 0) + Number(/\d+$/.exec(type)?.[0] ?? 0);
+
+function countBy(rows: RowLike[], key: (r: RowLike) => string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const row of rows) {
+    const k = key(row);
+    if (k !== undefined) out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+function usageOf(rows: RowLike[]): UsageSummary | undefined {
+  const withUsage = rows.flatMap((r) => (r.usage ? [r.usage] : []));
+  if (withUsage.length === 0) return undefined;
+  const sum = (f: keyof UsageLike) => withUsage.reduce((s, u) => s + u[f], 0);
+  const [p, c, t] = [sum("prompt_tokens"), sum("completion_tokens"), sum("total_tokens")];
+  const per = (x: number) => round(x / withUsage.length, 1);
+  return { episodes: withUsage.length, prompt_tokens: p, completion_tokens: c, total_tokens: t, perEpisode: { prompt_tokens: per(p), completion_tokens: per(c), total_tokens: per(t) } };
+}
+
+function latencyOf(rows: RowLike[]): LatencySummary | undefined {
+  const latencies = rows.flatMap((r) => (r.turns ?? []).map((t) => t.latency_ms));
+  const [p50, p95] = quantiles(latencies, [0.5, 0.95]) ?? [];
+  if (p50 === undefined || p95 === undefined) return undefined;
+  return { turns: latencies.length, p50_ms: round(p50, 1), p95_ms: round(p95, 1) };
+}
 
 export function summarize(rows: RowLike[]): EvalSummary {
   const groups = new Map<string, RowLike[]>();
   for (const row of rows) {
     const key = `${row.suite}\u0000${row.type}`;
-    groups.set(key, [...(groups.get(key) ?? []), row]);
+    const list = groups.get(key);
+    if (list) list.push(row);
+    else groups.set(key, [row]);
   }
   const byType = [...groups.entries()]
     .map(([key, list]) => {
@@ -62,19 +192,30 @@ export function summarize(rows: RowLike[]): EvalSummary {
       return { suite, type, kind: taskKind(suite, type), rate: rate(list) };
     })
     .sort((a, b) => a.suite.localeCompare(b.suite) || typeOrder(a.type) - typeOrder(b.type));
+  const suites = [...new Set(rows.map((r) => r.suite))].sort();
+  const perTask = countBy(rows, (r) => `${r.suite}\u0000${r.task_id}`);
+  const usage = usageOf(rows);
+  const latency = latencyOf(rows);
   return {
     overall: rate(rows),
     byKind: {
       query: rate(rows.filter((r) => taskKind(r.suite, r.type) === "query")),
       action: rate(rows.filter((r) => taskKind(r.suite, r.type) === "action")),
     },
+    bySuite: suites.map((suite) => ({ suite, rate: rate(rows.filter((r) => r.suite === suite)) })),
     byType,
+    samples: Object.values(perTask).reduce((m, n) => Math.max(m, n), 0),
+    protocols: countBy(rows, (r) => r.protocol),
+    models: countBy(rows, (r) => (r.policy === undefined ? undefined : typeof r.policy === "string" ? r.policy : r.policy.model)),
+    ...(usage ? { usage } : {}),
+    ...(latency ? { latency } : {}),
     failures: rows
       .filter((r) => r.reward !== 1)
       .map((r) => ({
         task_id: r.task_id,
         suite: r.suite,
         type: r.type,
+        ...(r.sample ? { sample: r.sample } : {}),
         status: r.status,
         failed: (r.checks ?? []).filter((c) => !c.ok),
         ...(r.error ? { error: r.error } : {}),
