@@ -1,0 +1,142 @@
+// The stand-in's answer to one chat completion request: recognise the task, find the episode, play
+// its next turn, count tokens, and shape it as OpenAI's chat.completion object.
+import type { Message } from "../../env/core/index.ts";
+import type { Protocol } from "../../env/protocol/index.ts";
+import type { Task } from "../../env/tasks/index.ts";
+import { combine, messageDigest, textDigest } from "./digest.ts";
+import { EpisodeBook } from "./episodes.ts";
+import { orphanState, playTurn } from "./player.ts";
+import { TaskIndex } from "./recognise.ts";
+import { invalidRequest, toMessages, type ChatRequest } from "./request.ts";
+import { TokenCounter, type Usage } from "./usage.ts";
+
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: Message["tool_calls"] };
+    logprobs: null;
+    finish_reason: "stop" | "tool_calls";
+  }[];
+  usage: Usage;
+  /** Not part of OpenAI's shape: says what answered and what the turn did (clients ignore unknown fields). */
+  ehrgym_stand_in: { task_id: string; suite: string; type: string; sample: number | null; turn: string };
+}
+
+export const FINGERPRINT = "ehrgym-stand-in";
+
+export interface CompletionsOptions {
+  tasks: Iterable<Task>;
+  seed: number;
+  errorRate: number;
+  /** The round limit the expert plans for. */
+  maxRounds: number;
+}
+
+/** A parsed request, with what several steps need computed once. */
+export interface Conversation {
+  request: ChatRequest;
+  messages: Message[];
+  digests: string[];
+  protocol: Protocol;
+  task: Task;
+  /** Digest of the whole request (what a retry repeats). */
+  key: string;
+}
+
+export class Completions {
+  readonly index: TaskIndex;
+  private readonly book: EpisodeBook<ChatCompletion>;
+  private readonly tokens = new TokenCounter();
+  private served = 0;
+
+  constructor(readonly options: CompletionsOptions) {
+    this.index = new TaskIndex(options.tasks);
+    this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
+  }
+
+  /** Recognises the task (a 400 naming the problem when none matches). */
+  conversation(request: ChatRequest): Conversation {
+    const messages = toMessages(request);
+    const task = this.index.recognise(messages);
+    if (!task) {
+      throw invalidRequest(
+        `unrecognised conversation: its first user message contains the instruction of none of the ${this.index.size} tasks this ehrgym stand-in was started with (--tasks); it can only play those tasks`,
+        "messages",
+        "unrecognised_conversation",
+      );
+    }
+    const digests = messages.map(messageDigest);
+    const protocol: Protocol = request.tools?.length ? "tools" : "text";
+    const toolsKey = request.tools?.length ? textDigest(JSON.stringify(request.tools)) : "";
+    return { request, messages, digests, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
+  }
+
+  /** The next turn. `retry`: the client says it is re-sending a request; a remembered reply is returned as it was. */
+  complete(c: Conversation, retry: boolean): ChatCompletion {
+    if (retry) {
+      const again = this.book.reply(c.key);
+      if (again) return again;
+    }
+    let lastAssistant = c.messages.length - 1;
+    while (lastAssistant >= 0 && c.messages[lastAssistant]!.role !== "assistant") lastAssistant--;
+    let sample: number | null = null;
+    let state;
+    if (lastAssistant < 0) {
+      const started = this.book.start(c.key, c.protocol);
+      sample = started.sample;
+      state = started.state;
+    } else {
+      state = this.book.take(combine(c.digests.slice(0, lastAssistant + 1)));
+      if (!state) {
+        // Nothing waits under this prefix: a re-sent request gets its first answer again.
+        const again = this.book.reply(c.key);
+        if (again) return again;
+        state = orphanState(c.messages, c.protocol);
+      }
+    }
+    const turn = playTurn(
+      { task: c.task, protocol: c.protocol, messages: c.messages, tools: c.request.tools, maxRounds: this.options.maxRounds, key: c.key },
+      state,
+    );
+    const replyDigest = messageDigest(turn.message);
+    if (turn.next) this.book.park(combine([...c.digests, replyDigest]), turn.next);
+    const completion = this.shape(c, turn.message, { sample, turn: turn.did });
+    this.book.remember(c.key, completion);
+    return completion;
+  }
+
+  /** An OpenAI-shaped completion carrying `message` (also used for the model-shaped faults). */
+  shape(c: Conversation, message: Message, about: { sample: number | null; turn: string }, choices = true): ChatCompletion {
+    const calls = message.tool_calls ?? [];
+    const id = `chatcmpl-${textDigest(`${this.options.seed}:${c.key}:${this.served++}`).slice(0, 29)}`;
+    return {
+      id,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: c.request.model,
+      system_fingerprint: FINGERPRINT,
+      choices: choices
+        ? [
+            {
+              index: 0,
+              message: { role: "assistant", content: message.content, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) },
+              logprobs: null,
+              finish_reason: calls.length ? "tool_calls" : "stop",
+            },
+          ]
+        : [],
+      usage: this.tokens.usage(c.messages, c.digests, message),
+      ehrgym_stand_in: { task_id: c.task.id, suite: c.task.suite, type: c.task.type, sample: about.sample, turn: about.turn },
+    };
+  }
+
+  /** Tokens of the request's messages (for the context-length fault's message). */
+  promptTokens(c: Conversation): number {
+    return this.tokens.usage(c.messages, c.digests, { role: "assistant", content: null }).prompt_tokens;
+  }
+}

@@ -1,0 +1,62 @@
+// Which task a conversation is about: its first user message holds the task's instruction (and
+// context), whatever template wrapped them. Looked up once per distinct prompt.
+import type { Message } from "../../env/core/index.ts";
+import type { Task } from "../../env/tasks/index.ts";
+import { Lru } from "./lru.ts";
+
+export class TaskIndex {
+  private readonly byInstruction = new Map<string, Task[]>();
+  private readonly all: Task[];
+  private readonly seen = new Lru<string, Task | null>(20_000);
+
+  constructor(tasks: Iterable<Task>) {
+    this.all = [...tasks];
+    for (const t of this.all) {
+      const list = this.byInstruction.get(t.instruction);
+      if (list) list.push(t);
+      else this.byInstruction.set(t.instruction, [t]);
+    }
+  }
+
+  get size(): number {
+    return this.all.length;
+  }
+
+  /** The task of the conversation, or undefined when no task's instruction and context appear in its first user message. */
+  recognise(messages: readonly Message[]): Task | undefined {
+    const prompt = messages.find((m) => m.role === "user")?.content;
+    if (!prompt) return undefined;
+    const cached = this.seen.get(prompt);
+    if (cached !== undefined) return cached ?? undefined;
+    const task = this.find(prompt);
+    this.seen.set(prompt, task ?? null);
+    return task;
+  }
+
+  private find(prompt: string): Task | undefined {
+    // Both of ehrgym's prompts end with "Question: {instruction}": one map lookup.
+    const at = prompt.lastIndexOf("Question: ");
+    if (at >= 0) {
+      const hit = this.best(this.byInstruction.get(prompt.slice(at + "Question: ".length).trimEnd()) ?? [], prompt);
+      if (hit) return hit;
+    }
+    const direct = this.best(this.byInstruction.get(prompt.trim()) ?? [], prompt);
+    if (direct) return direct;
+    // Any other template: the task whose instruction and context both appear, the longest match first.
+    return this.best(this.all.filter((t) => t.instruction.length > 0 && prompt.includes(t.instruction)), prompt);
+  }
+
+  private best(candidates: readonly Task[], prompt: string): Task | undefined {
+    let best: Task | undefined;
+    let bestLength = -1;
+    for (const t of candidates) {
+      if (t.context && !prompt.includes(t.context)) continue;
+      const length = t.instruction.length + t.context.length;
+      if (length > bestLength) {
+        best = t;
+        bestLength = length;
+      }
+    }
+    return best;
+  }
+}

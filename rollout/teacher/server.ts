@@ -1,0 +1,215 @@
+// `ehrgym teacher serve`: an OpenAI-compatible stand-in model server on node:http (two routes need no framework).
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { z } from "zod";
+import { Task } from "../../env/tasks/index.ts";
+import { Completions, type ChatCompletion, type Conversation } from "./completions.ts";
+import { textDigest } from "./digest.ts";
+import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
+import { ApiError, invalidRequest, parseChatRequest } from "./request.ts";
+
+export const DEFAULT_MODEL = "ehrgym-stand-in";
+export const OWNED_BY = "ehrgym stand-in (a scripted expert with seeded mistakes; not a model)";
+
+export const TeacherServerOptions = z.object({
+  tasks: z.array(Task).min(1, "the stand-in needs at least one task"),
+  port: z.number().int().min(0).max(65_535).default(0),
+  host: z.string().min(1).default("127.0.0.1"),
+  models: z.array(z.string().min(1)).min(1).default([DEFAULT_MODEL]),
+  errorRate: z.number().min(0).max(1).default(0.35),
+  seed: z.number().int().min(0).max(2 ** 32 - 1).default(0),
+  latencyMs: z.number().min(0).max(600_000).default(0),
+  /** "429:0.05,500:0.02,reset:0.01" or {429: 0.05, ...}. */
+  faults: z.union([z.string(), FaultRatesSchema]).default({}),
+  /** How long a `slow` fault holds its reply (longer than the client's timeout, to exercise it). */
+  slowMs: z.number().min(0).max(3_600_000).default(30_000),
+  /** When set, requests need `Authorization: Bearer <apiKey>`. */
+  apiKey: z.string().min(1).optional(),
+  /** The round limit the expert plans for (the environment's --max-rounds). */
+  maxRounds: z.number().int().min(1).max(1000).default(8),
+  maxBodyBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+});
+export type TeacherServerInput = z.input<typeof TeacherServerOptions>;
+
+export interface TeacherServer {
+  /** Base URL for an OpenAI client, ending in /v1. */
+  readonly url: string;
+  readonly port: number;
+  readonly models: readonly string[];
+  close(): Promise<void>;
+}
+
+type Send = { status: number; body: unknown; headers?: Record<string, string> };
+
+export async function startTeacherServer(input: TeacherServerInput): Promise<TeacherServer> {
+  const parsed = TeacherServerOptions.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`startTeacherServer: ${issue.path.join(".") || "(options)"}: ${issue.message}`);
+  }
+  const o = parsed.data;
+  const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds });
+  const faults = new FaultPicker(typeof o.faults === "string" ? parseFaults(o.faults) : o.faults, o.seed);
+  const created = Math.floor(Date.now() / 1000);
+  const timers = new Set<NodeJS.Timeout>();
+  let requests = 0;
+
+  const later = (ms: number, f: () => void) => {
+    if (ms <= 0) return f();
+    const t = setTimeout(() => {
+      timers.delete(t);
+      f();
+    }, ms);
+    timers.add(t);
+  };
+
+  const send = (res: ServerResponse, requestId: string, s: Send, delayMs: number) => {
+    const text = JSON.stringify(s.body);
+    later(delayMs, () => {
+      if (res.destroyed) return;
+      res.writeHead(s.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-request-id": requestId, ...s.headers });
+      res.end(text);
+    });
+  };
+
+  const models = () => ({ object: "list", data: o.models.map((id) => ({ id, object: "model", created, owned_by: OWNED_BY })) });
+
+  const authorise = (req: IncomingMessage) => {
+    if (o.apiKey === undefined) return;
+    const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]?.trim();
+    if (given !== o.apiKey) {
+      const message = given
+        ? `Incorrect API key provided to the ehrgym stand-in (it expects the key in the variable named by --api-key-env).`
+        : "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'.";
+      throw new ApiError(401, message, "invalid_request_error", "invalid_api_key");
+    }
+  };
+
+  const chat = (req: IncomingMessage, body: unknown, res: ServerResponse, requestId: string) => {
+    const request = parseChatRequest(body);
+    if (request.stream) throw invalidRequest("stream: the ehrgym stand-in answers non-streaming requests only; send stream: false", "stream", "unsupported_value");
+    if (request.n !== undefined && request.n !== null && request.n !== 1) throw invalidRequest(`n: the ehrgym stand-in returns one choice (got n=${request.n})`, "n", "unsupported_value");
+    if (!o.models.includes(request.model)) {
+      throw new ApiError(404, `The model \`${request.model}\` does not exist: this ehrgym stand-in serves ${o.models.map((m) => `\`${m}\``).join(", ")}`, "invalid_request_error", "model_not_found", "model");
+    }
+    const conversation = completions.conversation(request);
+    const fault = faults.next();
+    if (fault === "reset") {
+      req.socket.destroy();
+      return;
+    }
+    const retry = Number(req.headers["x-stainless-retry-count"] ?? 0) > 0;
+    const reply = fault ? injected(fault, conversation, retry) : { status: 200, body: completions.complete(conversation, retry) };
+    send(res, requestId, reply, o.latencyMs + (fault === "slow" ? o.slowMs : 0));
+  };
+
+  const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, retry: boolean): Send => {
+    const about = { sample: null, turn: `fault:${fault}` };
+    switch (fault) {
+      case "slow":
+        return { status: 200, body: completions.complete(c, retry) };
+      case "429":
+        return {
+          status: 429,
+          headers: { "retry-after": "1" },
+          body: new ApiError(429, `Rate limit reached for ${c.request.model} (injected by the ehrgym stand-in). Please try again in 1s.`, "requests", "rate_limit_exceeded").body(),
+        };
+      case "500":
+        return { status: 500, body: new ApiError(500, "The server had an error while processing your request (injected by the ehrgym stand-in).", "server_error", null).body() };
+      case "context": {
+        const n = completions.promptTokens(c);
+        return {
+          status: 400,
+          body: invalidRequest(
+            `This model's maximum context length is ${Math.max(1, n - 1)} tokens. However, your messages resulted in ${n} tokens. Please reduce the length of the messages. (injected by the ehrgym stand-in)`,
+            "messages",
+            "context_length_exceeded",
+          ).body(),
+        };
+      }
+      case "empty":
+        return { status: 200, body: completions.shape(c, { role: "assistant", content: "" }, about) };
+      case "nochoices":
+        return { status: 200, body: completions.shape(c, { role: "assistant", content: "" }, about, false) };
+      case "badargs": {
+        const name = (c.request.tools?.[0]?.function.name as string | undefined) ?? "finish";
+        const call = { id: `call_${textDigest(`${c.key}:badargs`).slice(0, 24)}`, type: "function" as const, function: { name, arguments: '{"patient": "S' } };
+        return { status: 200, body: completions.shape(c, { role: "assistant", content: null, tool_calls: [call] }, about) };
+      }
+    }
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer | null) => {
+    const requestId = `req_${textDigest(`${o.seed}:${requests++}`).slice(0, 24)}`;
+    try {
+      if (raw === null) throw new ApiError(413, `request body larger than ${o.maxBodyBytes} bytes`, "invalid_request_error", "request_too_large");
+      const path = (req.url ?? "/").split("?")[0]!.replace(/\/+$/, "");
+      if (path === "/v1/models" || path.startsWith("/v1/models/")) {
+        if (req.method !== "GET") throw new ApiError(405, `${req.method} ${path}: use GET`, "invalid_request_error", "method_not_allowed");
+        authorise(req);
+        if (path === "/v1/models") return send(res, requestId, { status: 200, body: models() }, 0);
+        const id = decodeURIComponent(path.slice("/v1/models/".length));
+        const model = models().data.find((m) => m.id === id);
+        if (!model) throw new ApiError(404, `The model \`${id}\` does not exist: this ehrgym stand-in serves ${o.models.join(", ")}`, "invalid_request_error", "model_not_found", "model");
+        return send(res, requestId, { status: 200, body: model }, 0);
+      }
+      if (path === "/v1/chat/completions") {
+        if (req.method !== "POST") throw new ApiError(405, `${req.method} ${path}: use POST`, "invalid_request_error", "method_not_allowed");
+        authorise(req);
+        let body: unknown;
+        try {
+          body = JSON.parse(raw.toString("utf8"));
+        } catch (e) {
+          throw invalidRequest(`the request body is not valid JSON: ${(e as Error).message}`);
+        }
+        return chat(req, body, res, requestId);
+      }
+      throw new ApiError(404, `no route ${req.method} ${path}: the ehrgym stand-in serves GET /v1/models and POST /v1/chat/completions`, "invalid_request_error", "not_found");
+    } catch (e) {
+      const err = e instanceof ApiError ? e : new ApiError(500, `ehrgym stand-in internal error: ${e instanceof Error ? e.message : String(e)}`, "server_error", null);
+      send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, o.latencyMs);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > o.maxBodyBytes) tooBig = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () => handle(req, res, tooBig ? null : Buffer.concat(chunks)));
+    req.on("error", () => res.destroy());
+  });
+  server.keepAliveTimeout = 30_000;
+  const sockets = new Set<Socket>();
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.port, o.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
+  return {
+    url: `http://${host}:${port}/v1`,
+    port,
+    models: o.models,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+export type { ChatCompletion };

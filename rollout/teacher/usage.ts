@@ -1,0 +1,39 @@
+// `usage` as a real tokenizer counts it (gpt-tokenizer, o200k_base): the text of each message plus the
+// names and arguments of its tool calls. Message formatting tokens and the tools list are not counted.
+import { countTokens } from "gpt-tokenizer";
+import type { Message } from "../../env/core/index.ts";
+import { Lru } from "./lru.ts";
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** Tokens of one message by the stand-in's rule. */
+export function messageTokens(m: Pick<Message, "content" | "tool_calls">): number {
+  let n = m.content ? countTokens(m.content) : 0;
+  for (const c of m.tool_calls ?? []) n += countTokens(c.function.name) + countTokens(c.function.arguments);
+  return n;
+}
+
+/** The prompt repeats on every turn of an episode: counts are remembered by message digest. */
+export class TokenCounter {
+  private readonly cache = new Lru<string, number>(50_000);
+
+  count(m: Message, digest: string): number {
+    let n = this.cache.get(digest);
+    if (n === undefined) {
+      n = messageTokens(m);
+      this.cache.set(digest, n);
+    }
+    return n;
+  }
+
+  usage(messages: readonly Message[], digests: readonly string[], reply: Message): Usage {
+    let prompt = 0;
+    messages.forEach((m, i) => (prompt += this.count(m, digests[i]!)));
+    const completion = messageTokens(reply);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  }
+}
