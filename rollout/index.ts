@@ -25,3 +25,4 @@ export * from "./row.ts";
 export { EHRGYM_VERSION } from "./version.ts";
 export * from "./model/index.ts";
 export { createProgress, type Progress, type ProgressState } from "./progress.ts";
+export * from "./teacher/index.ts";

@@ -7,6 +7,7 @@ import { registerTasks } from "./commands/tasks.ts";
 import { registerEval } from "./commands/eval.ts";
 import { registerServe } from "./commands/serve.ts";
 import { registerRollout } from "./commands/rollout.ts";
+import { registerTeacher } from "./commands/teacher.ts";
 
 const program = new Command()
   .name("ehrgym")
@@ -20,6 +21,7 @@ registerTasks(program);
 registerEval(program);
 registerServe(program);
 registerRollout(program);
+registerTeacher(program);
 
 try {
   await program.parseAsync(process.argv);

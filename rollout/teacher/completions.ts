@@ -96,11 +96,11 @@ export class Completions {
         // Nothing waits under this prefix: a re-sent request gets its first answer again.
         const again = this.book.reply(c.key);
         if (again) return again;
-        state = orphanState(c.messages, c.protocol);
+        state = orphanState(combine(c.digests.slice(0, 1 + c.messages.findIndex((m) => m.role === "user"))), c.messages, c.protocol);
       }
     }
     const turn = playTurn(
-      { task: c.task, protocol: c.protocol, messages: c.messages, tools: c.request.tools, maxRounds: this.options.maxRounds, key: c.key },
+      { task: c.task, protocol: c.protocol, messages: c.messages, tools: c.request.tools, maxRounds: this.options.maxRounds },
       state,
     );
     const replyDigest = messageDigest(turn.message);

@@ -35,7 +35,7 @@ export class EpisodeBook<R> {
     const sample = this.samples.get(promptKey) ?? 0;
     this.samples.set(promptKey, sample + 1);
     const plan = drawPlan(Rng.derive(this.options.seed, `${promptKey}#${sample}`), this.options.errorRate, protocol);
-    return { sample, state: { plan, ops: "", applied: plan.mistake === null } };
+    return { sample, state: { id: `${promptKey}#${sample}`, plan, ops: "", applied: plan.mistake === null } };
   }
 
   /** The state of an episode whose conversation so far (up to its last assistant turn) has this digest. */

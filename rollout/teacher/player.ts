@@ -16,6 +16,8 @@ import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
 export interface EpisodeState {
+  /** Names the episode (its prompt and sample): tool call ids are derived from it. */
+  id: string;
   plan: EpisodePlan;
   ops: string;
   /** Whether the planned mistake has been made. */
@@ -29,8 +31,6 @@ export interface TurnInput {
   tools?: unknown[];
   /** The episode's round limit as the expert assumes it (optional extra orders fit in it). */
   maxRounds: number;
-  /** Identifies the conversation so far (tool call ids are derived from it). */
-  key: string;
 }
 
 export interface TurnOutput {
@@ -44,8 +44,8 @@ export interface TurnOutput {
 const ACCEPTED: Reply = { ok: true, json: null };
 
 /** State for a conversation the stand-in has no record of (evicted, or played by someone else): all replies real, no mistake. */
-export function orphanState(messages: readonly Message[], protocol: Protocol): EpisodeState {
-  return { plan: { mistake: null, at: 0, seed: 0 }, ops: "r".repeat(realReplies(messages, protocol).length), applied: true };
+export function orphanState(id: string, messages: readonly Message[], protocol: Protocol): EpisodeState {
+  return { id, plan: { mistake: null, at: 0, seed: 0 }, ops: "r".repeat(realReplies(messages, protocol).length), applied: true };
 }
 
 /** The environment's replies to each request, in request order, unparsed (undefined: not answered). */
@@ -94,7 +94,7 @@ export function playTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   } catch (e) {
     if (!(e instanceof ExpertError)) throw e;
     // The expert cannot go on from here (e.g. a request failed): give up the way a model would.
-    const finish = input.protocol === "text" ? { role: "assistant" as const, content: "FINISH([])" } : toolMessage(null, [finishCall([], input.key, 0)]);
+    const finish = input.protocol === "text" ? { role: "assistant" as const, content: "FINISH([])" } : toolMessage(null, [finishCall([], callIds(state, input.messages), 0)]);
     return { message: finish, next: undefined, did: "gave_up" };
   }
 }
@@ -110,14 +110,14 @@ function textTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   let applied = state.applied;
   const reply = (content: string, op: string | null, did: string): TurnOutput => ({
     message: { role: "assistant", content },
-    next: op === null ? undefined : { plan: state.plan, ops: ops + op, applied },
+    next: op === null ? undefined : { ...state, ops: ops + op, applied },
     did,
   });
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "text");
     const [request] = nextRequests(plan, task, replies, { batchWrites: false, canPage: true, maxRounds: input.maxRounds });
     if (!request) throw new ExpertError("the expert has no next request");
-    const mistake = applied ? null : strikes(state, ops.length, [request], task.suite);
+    const mistake = applied ? null : strikes(state, ops.length, [request], task);
     const rng = new Rng(state.plan.seed);
     if (!mistake) {
       if (request.kind === "FINISH") return reply(renderText(request, apiBase), null, "expert");
@@ -157,7 +157,10 @@ function textTurn(input: TurnInput, state: EpisodeState): TurnOutput {
  * Whether the planned mistake strikes now, given the requests the expert wants to send next; which
  * mistake (a POST mistake with no POST left falls back to a wrong FINISH value).
  */
-function strikes(state: EpisodeState, issued: number, requests: readonly Request[], suite: string): EpisodePlan["mistake"] {
+function strikes(state: EpisodeState, issued: number, requests: readonly Request[], task: Task): EpisodePlan["mistake"] {
+  const suite = task.suite;
+  // A patient lookup by name has no patient to order for.
+  const hasMrn = task.eval_MRN !== undefined || /\bS\d{7}\b/.test(task.instruction);
   const m = state.plan.mistake;
   if (!m) return null;
   const finish = requests.find((r) => r.kind === "FINISH");
@@ -175,7 +178,8 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
     case "wrong_post_value":
     case "missing_post":
     case "malformed_post":
-      return posting ? m : finish ? "unneeded_post" : null;
+      if (posting) return m;
+      return finish ? (hasMrn ? "unneeded_post" : atFinish) : null;
     case "premature_finish":
       if (posting) return m;
       if (finish) return atFinish;
@@ -190,27 +194,33 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
   }
 }
 
-const callId = (key: string, i: number) => `call_${textDigest(`${key}:${i}`).slice(0, 24)}`;
-const finishCall = (answer: unknown, key: string, i: number): ToolCall => ({ id: callId(key, i), type: "function", function: { name: "finish", arguments: JSON.stringify({ value: answer }) } });
+/** Tool call ids of this turn: the episode's n-th call, whatever the environment's replies said (they carry fresh bundle ids). */
+type CallIds = (i: number) => string;
+function callIds(state: EpisodeState, messages: readonly Message[]): CallIds {
+  const before = messages.reduce((n, m) => n + (m.role === "assistant" ? (m.tool_calls?.length ?? 0) : 0), 0);
+  return (i) => `call_${textDigest(`${state.id}:${before + i}`).slice(0, 24)}`;
+}
+const finishCall = (answer: unknown, ids: CallIds, i: number): ToolCall => ({ id: ids(i), type: "function", function: { name: "finish", arguments: JSON.stringify({ value: answer }) } });
 const toolMessage = (content: string | null, calls: ToolCall[]): Message => (calls.length ? { role: "assistant", content, tool_calls: calls } : { role: "assistant", content });
 
 function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
-  const { task, messages, key } = input;
+  const { task, messages } = input;
   const plan = planFor(task);
   const real = realReplies(messages, "tools");
+  const ids = callIds(state, messages);
   const searchable = searchableWith(input.tools);
   let ops = state.ops;
   let applied = state.applied;
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "tools");
     const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable });
-    const mistake = applied ? null : strikes(state, ops.length, requests, task.suite);
+    const mistake = applied ? null : strikes(state, ops.length, requests, task);
     const rng = new Rng(state.plan.seed);
     const calls: ToolCall[] = [];
     let content: string | null = null;
     let ended = false;
     const add = (request: Request, op: string) => {
-      calls.push(toolCall(request, callId(key, calls.length)));
+      calls.push(toolCall(request, ids(calls.length)));
       if (request.kind === "FINISH") ended = true;
       else ops += op;
     };
@@ -223,7 +233,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
         for (const r of requests) {
           if (r.kind !== "FINISH") add(r, "r");
           else {
-            calls.push(finishCall(wrongAnswer(r.answer, rng), key, calls.length));
+            calls.push(finishCall(wrongAnswer(r.answer, rng), ids, calls.length));
             ended = true;
           }
         }
@@ -234,7 +244,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
         ended = true;
         break;
       case "premature_finish":
-        calls.push(finishCall([], key, 0));
+        calls.push(finishCall([], ids, 0));
         ended = true;
         break;
       case "invalid_action":
@@ -242,13 +252,13 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
         ended = true;
         break;
       case "malformed_call": {
-        const call = toolCall(requests[0]!, callId(key, 0));
+        const call = toolCall(requests[0]!, ids(0));
         calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
         ops += "d";
         break;
       }
       case "unneeded_post":
-        calls.push(toolCall({ kind: "POST", resourceType: "ServiceRequest", body: unneededOrder(taskMrn(task), taskNow(task)) }, callId(key, 0)));
+        calls.push(toolCall({ kind: "POST", resourceType: "ServiceRequest", body: unneededOrder(taskMrn(task), taskNow(task)) }, ids(0)));
         ops += "d";
         for (const r of requests) add(r, "r");
         break;
@@ -262,7 +272,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
           if (mistake === "missing_post") ops += "f";
           else if (mistake === "wrong_post_value") add({ ...post, body: wrongBody(post.body, rng, task.suite === "mab-v2") }, "r");
           else {
-            const call = toolCall(post, callId(key, calls.length));
+            const call = toolCall(post, ids(calls.length));
             calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
             ops += "a";
           }
@@ -272,6 +282,6 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
     }
     // A skipped POST that was the whole batch: the model goes straight on to what follows it.
     if (calls.length === 0 && !ended) continue;
-    return { message: toolMessage(content, calls), next: ended ? undefined : { plan: state.plan, ops, applied }, did: mistake ?? "expert" };
+    return { message: toolMessage(content, calls), next: ended ? undefined : { ...state, ops, applied }, did: mistake ?? "expert" };
   }
 }

@@ -1,0 +1,115 @@
+// `ehrgym teacher serve`: the OpenAI-compatible stand-in model server (ROLLOUT.md). Not a model: the
+// scripted expert with seeded mistakes, for tests, benchmarks and offline demos.
+import { existsSync, statSync } from "node:fs";
+import type { Command } from "commander";
+import { z } from "zod";
+import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
+import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
+import { collect, parseOptions, UsageError } from "./common.ts";
+
+const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+
+export const TeacherServeOptions = z
+  .object({
+    port: z.coerce.number().int().min(0).max(65_535).default(8001),
+    host: z.string().min(1).default("127.0.0.1"),
+    tasks: z.array(existingFile).min(1, "give at least one task file"),
+    suite: Suite.optional(),
+    model: z.array(z.string().min(1)).min(1).default([DEFAULT_MODEL]),
+    errorRate: z.coerce.number().min(0).max(1).default(0.35),
+    seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).default(0),
+    latencyMs: z.coerce.number().min(0).max(600_000).default(0),
+    faults: z.string().default(""),
+    slowMs: z.coerce.number().min(0).max(3_600_000).default(30_000),
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
+    maxRounds: z.coerce.number().int().min(1).max(1000).default(8),
+  })
+  .strict();
+export type TeacherServeOptions = z.infer<typeof TeacherServeOptions>;
+
+function loadTasks(o: TeacherServeOptions): Task[] {
+  const tasks: Task[] = [];
+  for (const file of o.tasks) {
+    try {
+      tasks.push(...loadTaskFile(file, o.suite ? { suite: o.suite } : {}));
+    } catch (e) {
+      if (e instanceof TaskFileError) throw new UsageError(`--tasks: ${e.message}`);
+      throw e;
+    }
+  }
+  if (tasks.length === 0) throw new UsageError(`--tasks: no tasks in ${o.tasks.join(", ")}`);
+  return tasks;
+}
+
+export async function runTeacherServe(raw: unknown): Promise<void> {
+  const o = parseOptions(TeacherServeOptions, raw);
+  let faults: FaultRates;
+  try {
+    faults = parseFaults(o.faults);
+  } catch (e) {
+    if (e instanceof FaultSpecError) throw new UsageError(`--faults: ${e.message} (got ${JSON.stringify(o.faults)})`);
+    throw e;
+  }
+  let apiKey: string | undefined;
+  if (o.apiKeyEnv !== undefined) {
+    apiKey = process.env[o.apiKeyEnv];
+    if (!apiKey) throw new UsageError(`--api-key-env: the environment variable ${o.apiKeyEnv} is not set (or empty)`);
+  }
+  const tasks = loadTasks(o);
+  let server: TeacherServer;
+  try {
+    server = await startTeacherServer({
+      tasks,
+      port: o.port,
+      host: o.host,
+      models: o.model,
+      errorRate: o.errorRate,
+      seed: o.seed,
+      latencyMs: o.latencyMs,
+      faults,
+      slowMs: o.slowMs,
+      maxRounds: o.maxRounds,
+      ...(apiKey ? { apiKey } : {}),
+    });
+  } catch (err) {
+    throw new UsageError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
+  }
+  const faultText = Object.entries(faults).map(([k, p]) => `${k}:${p}`).join(",") || "none";
+  process.stderr.write(
+    `ehrgym teacher serve: a STAND-IN model server (the scripted expert with seeded mistakes; NOT a model) on ${server.url}\n` +
+      `  models ${o.model.join(", ")}; ${tasks.length} tasks; error rate ${o.errorRate}; seed ${o.seed}; latency ${o.latencyMs} ms; faults ${faultText}; ${apiKey ? `key from $${o.apiKeyEnv}` : "no key"}. Ctrl-C stops.\n`,
+  );
+  // Machine-readable line for wrappers that start it on port 0.
+  process.stdout.write(`${JSON.stringify({ url: server.url, models: o.model, tasks: tasks.length, stand_in: true })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void server.close().then(resolve);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+export function registerTeacher(program: Command): void {
+  const teacher = program.command("teacher").description("the stand-in teacher: an OpenAI-compatible server that plays the scripted expert (not a model)");
+  teacher
+    .command("serve")
+    .description("serve /v1/chat/completions and /v1/models as a stand-in model for tests and offline demos")
+    .requiredOption("--tasks <file>", "task file (official JSON or ehrgym JSONL; repeatable): the tasks it can recognise", collect)
+    .option("--port <n>", "port (0 picks a free one)", "8001")
+    .option("--host <addr>", "address to bind", "127.0.0.1")
+    .option("--suite <suite>", "suite of --tasks when it cannot be detected")
+    .option("--model <name>", `model name it answers to (repeatable; default ${DEFAULT_MODEL})`, collect)
+    .option("--error-rate <p>", "fraction of episodes that go wrong", "0.35")
+    .option("--seed <n>", "seed of the mistakes and faults", "0")
+    .option("--latency-ms <ms>", "delay every reply by this much", "0")
+    .option("--faults <spec>", "injected faults, kind:probability,... (429, 500, reset, slow, empty, nochoices, badargs, context)", "")
+    .option("--slow-ms <ms>", "how long a `slow` fault holds its reply", "30000")
+    .option("--api-key-env <name>", "require Authorization: Bearer $NAME")
+    .option("--max-rounds <n>", "the round limit the episodes run with", "8")
+    .action(async (opts: Record<string, unknown>) => {
+      await runTeacherServe(opts);
+    });
+}
