@@ -8,6 +8,7 @@ import { registerEval } from "./commands/eval.ts";
 import { registerServe } from "./commands/serve.ts";
 import { registerRollout } from "./commands/rollout.ts";
 import { registerTeacher } from "./commands/teacher.ts";
+import { registerDataset } from "./commands/dataset.ts";
 
 const program = new Command()
   .name("ehrgym")
@@ -22,6 +23,7 @@ registerEval(program);
 registerServe(program);
 registerRollout(program);
 registerTeacher(program);
+registerDataset(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,163 @@
+// The dataset card (README.md): YAML header for the Hub, then what the data is, where every row
+// came from, counts, decontamination, an example and how to load it. Nothing in it depends on
+// input file names or build time, so the same rows give the same card.
+import { stringify } from "yaml";
+import { cardFeatures } from "./features.ts";
+import { renderChat } from "./render.ts";
+import type { SourceInfo } from "./scan.ts";
+import type { TrlRow } from "./schema.ts";
+
+export interface CardSplit {
+  name: string;
+  rows: number;
+  jsonl: { files: string[]; bytes: number };
+  arrow?: { files: string[]; bytes: number };
+  openai?: string;
+}
+
+export interface CardInput {
+  name: string;
+  license: string;
+  ehrgymVersion: string;
+  splits: CardSplit[];
+  /** [suite, type, branch, per-split counts in split order] */
+  counts: { suite: string; type: string; branch: string; perSplit: number[] }[];
+  sources: SourceInfo[];
+  passByModel: [string, { n: number; correct: number }][];
+  stats: Record<string, number>;
+  options: { keep: string; minReward?: number; dedupe: boolean; maxPerTask?: number; seed: number; fractions: number[]; shardRows: number };
+  exclude: { file: string; sha256: string; mrns: number }[];
+  excluded: { rows: number; patients: number };
+  noPatient: number;
+  seeds: number[];
+  example?: TrlRow;
+}
+
+export function sizeCategory(n: number): string {
+  if (n < 1_000) return "n<1K";
+  if (n < 10_000) return "1K<n<10K";
+  if (n < 100_000) return "10K<n<100K";
+  if (n < 1_000_000) return "100K<n<1M";
+  if (n < 10_000_000) return "1M<n<10M";
+  return "10M<n<100M";
+}
+
+const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : "n/a");
+const num = (n: number) => n.toLocaleString("en-US");
+const list = (xs: readonly string[]) => (xs.length ? xs.join(", ") : "not recorded");
+const uniq = <T>(xs: T[]) => [...new Set(xs)].sort();
+
+function table(head: string[], rows: (string | number)[][]): string {
+  return [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.map((c) => (typeof c === "number" ? num(c) : c)).join(" | ")} |`)].join("\n");
+}
+
+export function cardHeader(c: CardInput): Record<string, unknown> {
+  const total = c.splits.reduce((n, s) => n + s.rows, 0);
+  const configs: Record<string, unknown>[] = [
+    { config_name: "default", default: true, data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.jsonl` })) },
+  ];
+  if (c.splits.every((s) => s.arrow)) configs.push({ config_name: "arrow", data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.arrow` })) });
+  return {
+    license: c.license,
+    language: ["en"],
+    task_categories: ["text-generation"],
+    tags: ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", "medagentbench"],
+    size_categories: [sizeCategory(total)],
+    pretty_name: c.name,
+    configs,
+    dataset_info: {
+      features: cardFeatures(),
+      splits: c.splits.map((s) => ({ name: s.name, num_bytes: s.arrow?.bytes ?? s.jsonl.bytes, num_examples: s.rows })),
+      download_size: c.splits.reduce((n, s) => n + s.jsonl.bytes, 0),
+      dataset_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
+    },
+  };
+}
+
+export function renderCard(c: CardInput): string {
+  const total = c.splits.reduce((n, s) => n + s.rows, 0);
+  const models = uniq(c.sources.map((s) => s.model));
+  const kinds = uniq(c.sources.map((s) => (s.base_url_host ? `${s.kind} (${s.base_url_host})` : s.kind)));
+  const sampling = uniq(c.sources.map((s) => (s.sampling && Object.keys(s.sampling).length ? JSON.stringify(s.sampling) : "endpoint defaults")));
+  const protocols = uniq(c.sources.map((s) => s.protocol));
+  const versions = uniq(c.sources.map((s) => s.ehrgym_version ?? "not recorded"));
+  const suites = uniq(c.counts.map((r) => r.suite));
+  const o = c.options;
+  const splitNames = c.splits.map((s) => s.name);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+  const byKey = (key: (r: CardInput["counts"][number]) => string) => {
+    const m = new Map<string, number[]>();
+    for (const r of c.counts) {
+      const acc = m.get(key(r)) ?? splitNames.map(() => 0);
+      r.perSplit.forEach((n, i) => (acc[i]! += n));
+      m.set(key(r), acc);
+    }
+    return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, ...v, sum(v)]);
+  };
+
+  const decontamination = c.exclude.length
+    ? `Rows whose patient appears in these evaluation files were removed (the row's MRN, or any MRN of a held-out patient in its transcript):\n\n${table(
+        ["file", "sha256", "patients"],
+        c.exclude.map((e) => [`\`${e.file}\``, `\`${e.sha256.slice(0, 16)}…\``, e.mrns]),
+      )}\n\nThis removed **${num(c.excluded.rows)} rows** (${num(c.excluded.patients)} distinct held-out patients). \`ehrgym dataset validate --exclude-mrns-from FILE\` checks it again.`
+    : "No evaluation file was given to `--exclude-mrns-from`: nothing was removed for decontamination. Do not evaluate on patients that appear here.";
+
+  const loss = "Only assistant turns should carry loss: TRL's `assistant_only_loss=True` (needs a chat template with generation markers), `weight` in the openai format.";
+  const body = [
+    `# ${c.name}`,
+    `Supervised fine-tuning data for clinical EHR agents: ${num(total)} agent trajectories on MedAgentBench-style tasks (FHIR R4), each a whole conversation with the environment's replies and the grader's reward, made with ehrgym from rollout rows. ${o.keep === "correct" ? "Only trajectories the grader marked correct (reward 1) are kept: rejection sampling." : "Trajectories of every reward are kept (reward column), e.g. for DPO/KTO pairs."}`,
+    `## How it was made`,
+    table(
+      ["", ""],
+      [
+        ["teacher model", list(models)],
+        ["endpoint kind", list(kinds)],
+        ["sampling", list(sampling)],
+        ["protocol", list(protocols)],
+        ["ehrgym version (rows)", list(versions)],
+        ["ehrgym version (build)", c.ehrgymVersion],
+        ["task suites", list(suites)],
+        ["task generator seed", c.seeds.length ? c.seeds.join(", ") : "not recorded in the rows (see the rollout's .meta.json)"],
+        ["grader version", `the graders of the ehrgym version that wrote each row (${list(versions)})`],
+        ["build", `keep ${o.keep}${o.minReward !== undefined ? `, min reward ${o.minReward}` : ""}${o.dedupe ? ", dedupe" : ""}${o.maxPerTask !== undefined ? `, at most ${o.maxPerTask} per task` : ""}; splits ${splitNames.map((n, i) => `${n} ${o.fractions[i]}`).join(" / ")} by patient, seed ${o.seed}; shards of ${num(o.shardRows)} rows`],
+      ],
+    ),
+    `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap; **${num(total)} kept**. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,
+    `### Teacher pass rate on the generated tasks`,
+    table(["model", "episodes", "correct", "pass rate"], c.passByModel.map(([m, p]) => [m, p.n, p.correct, pct(p.correct, p.n)])),
+    `## Counts`,
+    table(["split", "rows", "files"], c.splits.map((s) => [s.name, s.rows, [...s.jsonl.files, ...(s.arrow?.files ?? []), ...(s.openai ? [s.openai] : [])].map((f) => `\`${f}\``).join(" ")])),
+    `Splits are patient-disjoint: all rows of a patient (MRN) are in one split.${c.noPatient ? ` ${num(c.noPatient)} rows carry no MRN (rows written before rows had one, or lookups of a missing patient): they are split by task.` : ""}`,
+    `### Per suite`,
+    table(["suite", ...splitNames, "total"], byKey((r) => r.suite)),
+    `### Per type`,
+    table(["suite/type", ...splitNames, "total"], byKey((r) => `${r.suite}/${r.type}`)),
+    `### Per grading branch`,
+    table(["suite/type/branch", ...splitNames, "total"], byKey((r) => `${r.suite}/${r.type}/${r.branch || "-"}`)),
+    `## Decontamination`,
+    decontamination,
+    `## Row`,
+    "Columns: `messages` (list of {role, content, tool_calls, tool_call_id, name}; tool-call `arguments` are JSON strings), `tools` (the offered tool list as a JSON string, null in the text protocol), `id`, `task_id`, `suite`, `type`, `branch`, `kind`, `patient` (MRN), `reward`, `partial_credit`, `status`, `protocol`, `model`, `rounds`, `sample`, `prompt_tokens`, `completion_tokens`. " +
+      loss,
+    ...(c.example ? ["### Example (first training row)", "```text", renderChat(c.example, 400), "```"] : []),
+    `## How to load`,
+    "```python",
+    "from datasets import load_dataset",
+    `ds = load_dataset("<user>/${c.name}")              # JSONL (default config)`,
+    `ds = load_dataset("<user>/${c.name}", "arrow")     # the same rows from the Arrow files`,
+    "```",
+    "TRL (`tools` is a JSON string: decode it when your template wants a list):",
+    "```python",
+    "import json",
+    "from trl import SFTConfig, SFTTrainer",
+    `ds = load_dataset("<user>/${c.name}", split="train").map(lambda r: {"tools": json.loads(r["tools"]) if r["tools"] else None})`,
+    'trainer = SFTTrainer(model="Qwen/Qwen2.5-7B-Instruct", train_dataset=ds, args=SFTConfig(assistant_only_loss=True))',
+    "trainer.train()",
+    "```",
+    "OpenAI fine-tuning: upload `openai/train.jsonl` (and `openai/validation.jsonl` when present) as is: `openai api files.create -f openai/train.jsonl -p fine-tune`.",
+    `## Licence`,
+    `${c.license}. The patients are synthetic (ehrgym's seeded EHR generator): no real patient data, unless the person who built this dataset supplied their own population.`,
+  ];
+  return `---\n${stringify(cardHeader(c), { lineWidth: 0 })}---\n\n${body.join("\n\n")}\n`;
+}

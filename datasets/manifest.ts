@@ -1,0 +1,48 @@
+// manifest.json: every file of the dataset (rows, bytes, sha256), the build command and its
+// inputs. Read back by `validate` and `push`, so it has a schema too.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
+export const MANIFEST = "manifest.json";
+const Sha = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in hex");
+
+export const ManifestFile = z.strictObject({ path: z.string().min(1), rows: z.int().min(0), bytes: z.int().min(0), sha256: Sha });
+export type ManifestFile = z.infer<typeof ManifestFile>;
+
+export const Manifest = z.strictObject({
+  format: z.literal("ehrgym-dataset/1"),
+  name: z.string().min(1),
+  license: z.string().min(1),
+  ehrgym_version: z.string(),
+  build: z.strictObject({ command: z.string(), options: z.record(z.string(), z.unknown()) }),
+  inputs: z.array(z.strictObject({ path: z.string(), bytes: z.int().min(0), sha256: Sha, lines: z.int().min(0) })),
+  exclude_mrns_from: z.array(z.strictObject({ path: z.string(), sha256: Sha, mrns: z.int().min(0) })),
+  splits: z.array(z.strictObject({ name: z.string(), rows: z.int().min(0) })),
+  counts: z.record(z.string(), z.int().min(0)),
+  files: z.array(ManifestFile),
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export class DatasetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetError";
+  }
+}
+
+export function readManifest(dir: string): Manifest {
+  const path = join(dir, MANIFEST);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new DatasetError(`${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "missing (is this a dataset folder made by `ehrgym dataset build`?)" : `not JSON (${(err as Error).message})`}`);
+  }
+  const parsed = Manifest.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new DatasetError(`${path}: field ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  }
+  return parsed.data;
+}

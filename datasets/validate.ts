@@ -1,0 +1,176 @@
+// `dataset validate`: the folder is what its manifest says (hashes, sizes, rows), every row
+// passes the schema and the row checks, splits are patient-disjoint, no held-out patient
+// appears, the card's YAML matches the files, the Arrow files hold the JSONL's rows.
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { RecordBatchReader } from "apache-arrow";
+import { parse } from "yaml";
+import { toolCallProblems } from "./checks.ts";
+import { OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS } from "./convert.ts";
+import { HeldOut, readExcludeFile } from "./exclude.ts";
+import { cardFeatures, hfFeatures } from "./features.ts";
+import { readLines } from "./lines.ts";
+import { MANIFEST, readManifest, type Manifest } from "./manifest.ts";
+import { TrlRow } from "./schema.ts";
+
+export interface ValidateResult {
+  problems: string[];
+  rows: number;
+  files: number;
+}
+
+const MAX_PROBLEMS = 50;
+
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(relative(dir, p).split(sep).join("/"));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
+export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[] } = {}): Promise<ValidateResult> {
+  const problems: string[] = [];
+  const problem = (p: string) => {
+    if (problems.length < MAX_PROBLEMS) problems.push(p);
+  };
+  const manifest: Manifest = readManifest(dir);
+
+  // files: exactly the manifest's, byte for byte
+  const listed = new Map(manifest.files.map((f) => [f.path, f]));
+  for (const path of listFiles(dir)) if (path !== MANIFEST && !listed.has(path)) problem(`${path}: not in manifest.json`);
+  for (const f of manifest.files) {
+    const abs = join(dir, f.path);
+    if (!existsSync(abs)) {
+      problem(`${f.path}: listed in manifest.json but missing`);
+      continue;
+    }
+    const bytes = statSync(abs).size;
+    if (bytes !== f.bytes) problem(`${f.path}: ${bytes} bytes, manifest.json says ${f.bytes}`);
+    else if ((await sha256File(abs)) !== f.sha256) problem(`${f.path}: sha256 differs from manifest.json`);
+  }
+
+  const excludePaths = opts.excludeMrnsFrom ?? manifest.exclude_mrns_from.map((e) => e.path).filter((p) => existsSync(p));
+  const heldOut = new HeldOut(excludePaths.map(readExcludeFile));
+
+  // rows: schema, row checks, unique ids, patient-disjoint splits, decontamination
+  const splitOfPatient = new Map<string, string>();
+  const ids = new Set<string>();
+  const idsByFile = new Map<string, string[]>();
+  let rows = 0;
+  for (const f of manifest.files.filter((x) => x.path.startsWith("data/") && x.path.endsWith(".jsonl"))) {
+    const split = f.path.slice(5).replace(/-\d{5}-of-\d{5}\.jsonl$/, "");
+    const fileIds: string[] = [];
+    let n = 0;
+    for await (const line of readLines(join(dir, f.path))) {
+      if (!line.text) continue;
+      n++;
+      const where = `${f.path}:${line.lineNo}`;
+      let json: unknown;
+      try {
+        json = JSON.parse(line.text);
+      } catch {
+        problem(`${where}: not JSON`);
+        continue;
+      }
+      const parsed = TrlRow.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        problem(`${where}: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
+        continue;
+      }
+      const row = parsed.data;
+      fileIds.push(row.id);
+      if (ids.has(row.id)) problem(`${where}: id ${row.id} appears twice`);
+      ids.add(row.id);
+      if (!row.messages.some((m) => m.role === "assistant")) problem(`${where}: no assistant turn`);
+      for (const p of toolCallProblems(row)) problem(`${where}: ${p}`);
+      if (row.patient) {
+        const other = splitOfPatient.get(row.patient);
+        if (other && other !== split) problem(`${where}: patient ${row.patient} is in splits ${other} and ${split}`);
+        splitOfPatient.set(row.patient, split);
+      }
+      const hit = heldOut.hit(row.patient, row.messages.flatMap((m) => [m.content, ...(m.tool_calls ?? []).map((c) => c.function.arguments)]));
+      if (hit) problem(`${where}: held-out patient ${hit} (from --exclude-mrns-from)`);
+    }
+    rows += n;
+    idsByFile.set(f.path, fileIds);
+    if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
+  }
+
+  // Arrow: the JSONL's rows in the same order, the huggingface features in the schema metadata
+  const features = JSON.stringify(hfFeatures());
+  for (const f of manifest.files.filter((x) => x.path.endsWith(".arrow"))) {
+    const jsonlIds = idsByFile.get(f.path.replace(/\.arrow$/, ".jsonl"));
+    const got: string[] = [];
+    try {
+      const reader = await RecordBatchReader.from(createReadStream(join(dir, f.path)));
+      await reader.open();
+      const meta = reader.schema.metadata.get("huggingface");
+      const stored = meta ? JSON.stringify((JSON.parse(meta) as { info?: { features?: unknown } }).info?.features) : undefined;
+      if (stored !== features) problem(`${f.path}: schema metadata "huggingface" does not hold this dataset's features`);
+      for await (const batch of reader) {
+        const col = batch.getChild("id");
+        for (let i = 0; i < batch.numRows; i++) got.push(String(col?.get(i)));
+      }
+    } catch (err) {
+      problem(`${f.path}: not a readable Arrow IPC stream (${(err as Error).message})`);
+      continue;
+    }
+    if (got.length !== f.rows) problem(`${f.path}: ${got.length} rows, manifest.json says ${f.rows}`);
+    if (jsonlIds && got.join() !== jsonlIds.join()) problem(`${f.path}: rows differ from ${f.path.replace(/\.arrow$/, ".jsonl")}`);
+  }
+
+  // format openai: only the fields the upload accepts
+  for (const f of manifest.files.filter((x) => x.path.startsWith("openai/"))) {
+    let n = 0;
+    for await (const line of readLines(join(dir, f.path))) {
+      if (!line.text) continue;
+      n++;
+      const where = `${f.path}:${line.lineNo}`;
+      const obj = JSON.parse(line.text) as Record<string, unknown>;
+      for (const k of Object.keys(obj)) if (!(OPENAI_LINE_FIELDS as readonly string[]).includes(k)) problem(`${where}: field ${k} is not accepted by OpenAI`);
+      for (const [i, m] of ((obj.messages as Record<string, unknown>[]) ?? []).entries()) {
+        const allowed = OPENAI_MESSAGE_FIELDS[m.role as keyof typeof OPENAI_MESSAGE_FIELDS];
+        if (!allowed) problem(`${where}: messages[${i}]: role ${String(m.role)}`);
+        else for (const k of Object.keys(m)) if (!allowed.includes(k)) problem(`${where}: messages[${i}].${k} is not accepted by OpenAI`);
+      }
+    }
+    if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
+  }
+
+  // the card: YAML header that parses, splits and features that match the files
+  const cardPath = join(dir, "README.md");
+  if (existsSync(cardPath)) {
+    const text = readFileSync(cardPath, "utf8");
+    const m = /^---\n([\s\S]*?)\n---\n/.exec(text);
+    if (!m) problem("README.md: no YAML header");
+    else {
+      try {
+        const header = parse(m[1]!) as { dataset_info?: { splits?: { name: string; num_examples: number }[]; features?: unknown } };
+        for (const s of manifest.splits) {
+          const card = header.dataset_info?.splits?.find((x) => x.name === s.name);
+          const fileRows = manifest.files.filter((f) => f.path.startsWith(`data/${s.name}-`) && f.path.endsWith(".jsonl")).reduce((a, f) => a + f.rows, 0);
+          if (!card) problem(`README.md: dataset_info.splits has no ${s.name}`);
+          else if (card.num_examples !== fileRows) problem(`README.md: ${s.name} num_examples ${card.num_examples}, the files hold ${fileRows}`);
+        }
+        if (JSON.stringify(header.dataset_info?.features) !== JSON.stringify(cardFeatures())) problem("README.md: dataset_info.features differ from the row schema");
+      } catch (err) {
+        problem(`README.md: the YAML header does not parse (${(err as Error).message})`);
+      }
+    }
+  }
+  return { problems, rows, files: manifest.files.length };
+}

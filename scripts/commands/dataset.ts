@@ -1,0 +1,160 @@
+// `ehrgym dataset build | inspect | validate | push` (DATASETS.md).
+import { existsSync, statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import type { Command } from "commander";
+import { z } from "zod";
+import { buildDataset, DatasetError, ExcludeFileError, inspectDataset, validateDataset, type Format } from "../../datasets/index.ts";
+import { parseOptions, UsageError } from "./common.ts";
+
+const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
+const list = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
+const SPLIT_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+export const BuildFlags = z
+  .object({
+    from: z.array(existingFile).min(1, "give at least one rollout JSONL"),
+    out: z.string().min(1),
+    keep: z.enum(["correct", "all"]).default("correct"),
+    maxPerTask: z.coerce.number().int().min(1).optional(),
+    dedupe: z.boolean().default(false),
+    minReward: z.coerce.number().min(0).max(1).optional(),
+    splitFractions: list.pipe(z.array(z.string().regex(/^\d*\.?\d+$/, "a number").transform(Number).pipe(z.number().min(0).max(1))).min(1)).optional(),
+    splits: list.pipe(z.array(z.string().regex(SPLIT_NAME, "split names are letters, digits and _")).min(1)).optional(),
+    seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(0),
+    excludeMrnsFrom: z.array(existingFile).default([]),
+    format: list.pipe(z.array(z.enum(["trl", "openai", "arrow"])).min(1)).default(["trl", "openai", "arrow"]),
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -").optional(),
+    license: z.string().min(1).default("mit"),
+    shardRows: z.coerce.number().int().min(1).default(50_000),
+    force: z.boolean().default(false),
+  })
+  .strict();
+
+const DEFAULT_NAMES: Record<number, string[]> = { 1: ["train"], 2: ["train", "test"], 3: ["train", "validation", "test"] };
+
+function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: number }[] {
+  const names = o.splits ?? (o.splitFractions ? DEFAULT_NAMES[o.splitFractions.length] : DEFAULT_NAMES[3]);
+  if (!names) throw new UsageError(`--split-fractions: give --splits with ${o.splitFractions!.length} names`);
+  if (new Set(names).size !== names.length) throw new UsageError(`--splits: a split name appears twice (got ${names.join(",")})`);
+  const fractions = o.splitFractions ?? (names.length === 1 ? [1] : names.length === 3 && !o.splits ? [0.9, 0.05, 0.05] : undefined);
+  if (!fractions) throw new UsageError(`--splits: give --split-fractions for the ${names.length} splits ${names.join(",")}`);
+  if (fractions.length !== names.length) throw new UsageError(`--split-fractions: ${fractions.length} fractions for ${names.length} splits (${names.join(",")})`);
+  const sum = fractions.reduce((a: number, b: number) => a + b, 0);
+  if (Math.abs(sum - 1) > 1e-6) throw new UsageError(`--split-fractions: the fractions add up to ${sum}, not 1`);
+  return names.map((name, i) => ({ name, fraction: fractions[i]! }));
+}
+
+/** The command line as typed, for the manifest (nothing secret is ever a flag of this command). */
+const commandLine = () => ["ehrgym", ...process.argv.slice(2)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
+
+async function runBuild(raw: unknown): Promise<number> {
+  const o = parseOptions(BuildFlags, raw);
+  const splits = splitSpecs(o);
+  if (!o.format.includes("trl")) throw new UsageError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
+  try {
+    const r = await buildDataset({
+      inputs: o.from,
+      out: o.out,
+      keep: o.keep,
+      ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
+      ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}),
+      dedupe: o.dedupe,
+      splits,
+      seed: o.seed,
+      excludeMrnsFrom: o.excludeMrnsFrom,
+      formats: o.format as Format[],
+      name: o.name ?? basename(resolve(o.out)),
+      license: o.license,
+      shardRows: o.shardRows,
+      force: o.force,
+      command: commandLine(),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const c = r.manifest.counts;
+    process.stdout.write(
+      `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof DatasetError) {
+      process.stderr.write(`ehrgym: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
+    throw err;
+  }
+}
+
+const InspectFlags = z.object({ dir: existingDir, row: z.coerce.number().int().min(0).optional() }).strict();
+const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional() }).strict();
+
+async function runInspect(raw: unknown): Promise<number> {
+  const o = parseOptions(InspectFlags, raw);
+  try {
+    process.stdout.write(`${await inspectDataset(o.dir, o.row !== undefined ? { row: o.row } : {})}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof DatasetError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+async function runValidate(raw: unknown): Promise<number> {
+  const o = parseOptions(ValidateFlags, raw);
+  try {
+    const r = await validateDataset(o.dir, o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {});
+    if (r.problems.length) {
+      for (const p of r.problems) process.stderr.write(`${p}\n`);
+      process.stderr.write(`ehrgym: ${o.dir}: ${r.problems.length}${r.problems.length >= 50 ? "+" : ""} problem(s)\n`);
+      return 1;
+    }
+    process.stdout.write(`${o.dir}: valid (${r.rows} rows, ${r.files} files: schema, hashes, splits, decontamination, card)\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof DatasetError) {
+      process.stderr.write(`ehrgym: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
+    throw err;
+  }
+}
+
+const exitWith = (code: number) => {
+  if (code !== 0) process.exitCode = code;
+};
+
+export function registerDataset(program: Command): void {
+  const dataset = program.command("dataset").description("SFT datasets from rollout rows: build, inspect, validate, push to the Hugging Face Hub");
+  dataset
+    .command("build")
+    .description("Make rollout JSONL into a dataset folder (JSONL + Arrow + openai format, card, manifest)")
+    .requiredOption("--from <files...>", "rollout/eval JSONL files (any number of shards)")
+    .requiredOption("--out <dir>", "dataset folder to create")
+    .option("--keep <which>", "correct (reward 1) | all", "correct")
+    .option("--max-per-task <k>", "at most K samples per task")
+    .option("--dedupe", "drop trajectories whose assistant turns repeat another's for the same task")
+    .option("--min-reward <r>", "keep rows with reward >= r")
+    .option("--split-fractions <list>", "fractions per split, e.g. 0.9,0.05,0.05")
+    .option("--splits <list>", "split names, e.g. train")
+    .option("--seed <n>", "seed of the patient-to-split assignment", "0")
+    .option("--exclude-mrns-from <files...>", "evaluation task files or MRN lists whose patients must not appear")
+    .option("--format <list>", "trl,openai,arrow", "trl,openai,arrow")
+    .option("--name <name>", "dataset name (default: the --out folder's name)")
+    .option("--license <id>", "licence id for the card", "mit")
+    .option("--shard-rows <n>", "rows per shard file", "50000")
+    .option("--force", "replace an existing --out")
+    .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
+  dataset
+    .command("inspect <dir>")
+    .description("Counts, and one row rendered as a chat")
+    .option("--row <n>", "row to render (0-based, across splits)")
+    .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runInspect({ dir, ...opts })));
+  dataset
+    .command("validate <dir>")
+    .description("Check schema, hashes, patient-disjoint splits, decontamination and the card")
+    .option("--exclude-mrns-from <files...>", "held-out task files or MRN lists (default: those the build used)")
+    .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runValidate({ dir, ...opts })));
+}
+

@@ -1,0 +1,365 @@
+// `ehrgym dataset build` end to end (child processes on real files): formats, determinism,
+// splits, decontamination, bad input.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cardFeatures, hfFeatures, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, rowColumns, toolCallProblems, TrlRow } from "../../datasets/index.ts";
+import type { EpisodeRowInput } from "../../rollout/index.ts";
+import { expertRows, toJsonl } from "./fixture.ts";
+import { arrowRowsApache, arrowRowsFlechette, cli, readJsonl, tree } from "./helpers.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ehrgym-ds-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let rows: EpisodeRowInput[];
+const input = join(dir, "teacher.jsonl");
+const ds = join(dir, "ds");
+
+const build = (...args: string[]) => cli(["dataset", "build", ...args]);
+const jsonlFiles = (d: string, split?: string) =>
+  readdirSync(join(d, "data"))
+    .filter((f) => f.endsWith(".jsonl") && (!split || f.startsWith(`${split}-`)))
+    .sort()
+    .map((f) => join(d, "data", f));
+const allRows = (d: string) => jsonlFiles(d).flatMap(readJsonl) as TrlRow[];
+
+beforeAll(async () => {
+  rows = await expertRows({ perType: 2, samples: 2 });
+  // one failed episode so --keep matters (the expert is right on these tasks)
+  rows.push({ ...rows[0]!, sample: 7, reward: 0, status: "completed", checks: [{ name: "answer", ok: false, detail: "wrong" }] });
+  writeFileSync(input, toJsonl(rows));
+  const r = build("--from", input, "--out", ds, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
+  expect(r.status, r.stderr).toBe(0);
+}, 300_000);
+
+describe("dataset build", () => {
+  it("keeps the correct episodes as trl rows that pass the one row schema", () => {
+    const out = allRows(ds);
+    expect(out.length).toBe(rows.filter((r) => r.reward === 1).length);
+    for (const row of out) expect(TrlRow.safeParse(row).success).toBe(true);
+    expect(new Set(out.map((r) => r.id)).size).toBe(out.length);
+    // every source row is there by its key
+    const keys = new Set(out.map((r) => `${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`));
+    for (const r of rows.filter((x) => x.reward === 1)) expect(keys.has(`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`)).toBe(true);
+    const tools = out.filter((r) => r.protocol === "tools");
+    expect(tools.length).toBeGreaterThan(0);
+    for (const r of tools) expect(Array.isArray(JSON.parse(r.tools!))).toBe(true);
+    for (const r of out.filter((x) => x.protocol === "text")) expect(r.tools).toBeNull();
+    expect(out.every((r) => r.model === "scripted-expert" && r.prompt_tokens > 0)).toBe(true);
+  });
+
+  it("writes Arrow streams that apache-arrow and flechette both read back as the JSONL rows, with the huggingface features", () => {
+    for (const jsonl of jsonlFiles(ds)) {
+      const expected = readJsonl(jsonl);
+      const a = arrowRowsApache(jsonl.replace(/\.jsonl$/, ".arrow"));
+      const f = arrowRowsFlechette(jsonl.replace(/\.jsonl$/, ".arrow"));
+      expect(a.rows).toEqual(expected);
+      expect(f.rows).toEqual(expected);
+      const meta = JSON.parse(a.metadata.get("huggingface")!);
+      expect(meta.info.features).toEqual(hfFeatures());
+      expect(JSON.parse(f.metadata!.get("huggingface")!)).toEqual(meta);
+      // datasets' form: a list of structs is a one-element array, a struct a plain object
+      expect(Array.isArray(meta.info.features.messages)).toBe(true);
+      expect(meta.info.features.messages[0].tool_calls[0].function.arguments).toEqual({ dtype: "string", _type: "Value" });
+      expect(meta.info.features.rounds).toEqual({ dtype: "int64", _type: "Value" });
+      expect(Object.keys(meta.info.features)).toEqual(rowColumns().map(([n]) => n));
+    }
+  });
+
+  it("writes a card whose YAML parses and whose counts match the files", () => {
+    const text = readFileSync(join(ds, "README.md"), "utf8");
+    const header = parse(/^---\n([\s\S]*?)\n---\n/.exec(text)![1]!);
+    expect(header.license).toBe("mit");
+    expect(header.language).toEqual(["en"]);
+    expect(header.task_categories).toEqual(["text-generation"]);
+    expect(header.tags).toEqual(expect.arrayContaining(["medical", "fhir", "ehr", "agents", "tool-calling", "sft", "medagentbench"]));
+    expect(header.pretty_name).toBe("ehr-sft-test");
+    expect(header.dataset_info.features).toEqual(cardFeatures());
+    const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8"));
+    for (const s of header.dataset_info.splits) {
+      const n = jsonlFiles(ds, s.name).flatMap(readJsonl).length;
+      expect(s.num_examples).toBe(n);
+      expect(manifest.splits.find((x: { name: string }) => x.name === s.name).rows).toBe(n);
+    }
+    expect(header.dataset_info.splits.map((s: { name: string }) => s.name)).toEqual(["train", "validation", "test"]);
+    const def = header.configs.find((c: { config_name: string }) => c.config_name === "default");
+    expect(def.data_files).toEqual([
+      { split: "train", path: "data/train-*.jsonl" },
+      { split: "validation", path: "data/validation-*.jsonl" },
+      { split: "test", path: "data/test-*.jsonl" },
+    ]);
+    expect(header.configs.find((c: { config_name: string }) => c.config_name === "arrow")).toBeTruthy();
+    expect(header.size_categories).toEqual(["n<1K"]);
+    const total = allRows(ds).length;
+    expect(text).toContain(`**${total} kept**`);
+    for (const needle of ["scripted-expert", "## Decontamination", "assistant_only_loss", "load_dataset", "openai/train.jsonl", "synthetic", "### Teacher pass rate", "### Per type", "### Per grading branch", "### Example"])
+      expect(text).toContain(needle);
+    const pass = rows.filter((r) => r.reward === 1).length;
+    expect(text).toContain(`| scripted-expert | ${rows.length} | ${pass} | ${((100 * pass) / rows.length).toFixed(1)}% |`);
+  });
+
+  it("lists every file in the manifest with rows, bytes and sha256, and the inputs with theirs", async () => {
+    const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8"));
+    const files = tree(ds);
+    files.delete("manifest.json");
+    expect(manifest.files.map((f: { path: string }) => f.path).sort()).toEqual([...files.keys()].sort());
+    const { createHash } = await import("node:crypto");
+    for (const f of manifest.files) {
+      const bytes = files.get(f.path)!;
+      expect(f.bytes).toBe(bytes.length);
+      expect(f.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+    }
+    expect(manifest.inputs).toEqual([{ path: input, bytes: readFileSync(input).length, sha256: createHash("sha256").update(readFileSync(input)).digest("hex"), lines: rows.length }]);
+    expect(manifest.build.command).toContain("dataset build --from");
+  });
+
+  it("puts all of a patient's rows in one split", () => {
+    const where = new Map<string, string>();
+    for (const split of ["train", "validation", "test"]) {
+      const got = jsonlFiles(ds, split).flatMap(readJsonl) as TrlRow[];
+      expect(got.length).toBeGreaterThan(0);
+      for (const r of got.filter((x) => x.patient)) {
+        expect(where.get(r.patient) ?? split, `patient ${r.patient}`).toBe(split);
+        where.set(r.patient, split);
+      }
+    }
+    expect(where.size).toBeGreaterThan(3);
+  });
+
+  it("answers every tool call with a tool reply of the same id", () => {
+    let calls = 0;
+    for (const row of allRows(ds)) {
+      expect(toolCallProblems(row)).toEqual([]);
+      for (const m of row.messages) for (const c of m.tool_calls ?? []) {
+        calls++;
+        expect(() => JSON.parse(c.function.arguments)).not.toThrow();
+        const reply = row.messages.find((x) => x.role === "tool" && x.tool_call_id === c.id);
+        const last = row.messages.filter((x) => x.role === "assistant").at(-1);
+        expect(reply ?? (last?.tool_calls?.some((x) => x.id === c.id) ? "final call" : undefined), `${row.id} call ${c.id}`).toBeDefined();
+      }
+    }
+    expect(calls).toBeGreaterThan(10);
+  });
+
+  it("writes format openai with only the fields OpenAI accepts", () => {
+    const trl = new Map(allRows(ds).map((r) => [r.id, r]));
+    for (const split of ["train", "validation", "test"]) {
+      const lines = readJsonl(join(ds, "openai", `${split}.jsonl`));
+      const ids = jsonlFiles(ds, split).flatMap(readJsonl).map((r) => r.id as string);
+      expect(lines.length).toBe(ids.length);
+      lines.forEach((line, i) => {
+        const row = trl.get(ids[i]!)!;
+        for (const k of Object.keys(line)) expect(OPENAI_LINE_FIELDS).toContain(k);
+        expect(line.parallel_tool_calls).toBe(false);
+        if (row.tools) expect(line.tools).toEqual(JSON.parse(row.tools));
+        else expect(line).not.toHaveProperty("tools");
+        const messages = line.messages as Record<string, unknown>[];
+        expect(messages.length).toBe(row.messages.length);
+        for (const m of messages) {
+          for (const k of Object.keys(m)) expect(OPENAI_MESSAGE_FIELDS[m.role as "user"]).toContain(k);
+          if (m.role === "assistant") expect(m.weight).toBe(1);
+          else expect(m).not.toHaveProperty("weight");
+          if (m.role === "tool") expect(typeof m.tool_call_id).toBe("string");
+          expect(m.content !== null || Array.isArray(m.tool_calls)).toBe(true);
+        }
+      });
+    }
+  });
+
+  it("passes `dataset validate`, and `validate` names a tampered file", () => {
+    const ok = cli(["dataset", "validate", ds]);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("valid");
+    const copy = join(dir, "tampered");
+    cli(["dataset", "build", "--from", input, "--out", copy, "--splits", "train"]);
+    const file = join(copy, "data", "train-00000-of-00001.jsonl");
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.replace('"reward":1,', '"reward":0,'));
+    const bad = cli(["dataset", "validate", copy]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("data/train-00000-of-00001.jsonl: sha256 differs from manifest.json");
+  });
+});
+
+describe("dataset build: determinism", () => {
+  it("gives byte-identical files from the same rows shuffled and split across shard files", () => {
+    const lines = toJsonl(rows).trim().split("\n");
+    // a seeded shuffle, then three shard files in another order
+    let s = 12345;
+    const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = lines.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [lines[i], lines[j]] = [lines[j]!, lines[i]!];
+    }
+    const parts = [lines.slice(0, 50), lines.slice(50, 51), lines.slice(51)].map((p, i) => {
+      const path = join(dir, `shard-${i}.jsonl`);
+      writeFileSync(path, `${p.join("\n")}\n`);
+      return path;
+    });
+    const again = join(dir, "again");
+    const r = build("--from", parts[2]!, parts[0]!, parts[1]!, "--out", again, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
+    expect(r.status, r.stderr).toBe(0);
+    const a = tree(ds);
+    const b = tree(again);
+    expect([...b.keys()]).toEqual([...a.keys()]);
+    for (const [path, bytes] of a) {
+      if (path === "manifest.json") continue;
+      expect(b.get(path)!.equals(bytes), path).toBe(true);
+    }
+    const ma = JSON.parse(a.get("manifest.json")!.toString());
+    const mb = JSON.parse(b.get("manifest.json")!.toString());
+    expect(mb.files).toEqual(ma.files);
+    expect(mb.inputs.map((i: { path: string }) => i.path)).toEqual([parts[2], parts[0], parts[1]]);
+  });
+
+  it("a different seed gives different splits; sharding names files -0000K-of-0000N", () => {
+    const other = join(dir, "seed9");
+    const r = build("--from", input, "--out", other, "--split-fractions", "0.6,0.2,0.2", "--seed", "9", "--shard-rows", "20");
+    expect(r.status, r.stderr).toBe(0);
+    const trainA = new Set(jsonlFiles(ds, "train").flatMap(readJsonl).map((x) => x.id));
+    const trainB = jsonlFiles(other, "train").flatMap(readJsonl).map((x) => x.id as string);
+    expect(trainB.some((id) => !trainA.has(id))).toBe(true);
+    const names = readdirSync(join(other, "data")).filter((f) => f.startsWith("train-") && f.endsWith(".jsonl")).sort();
+    const n = Math.ceil(trainB.length / 20);
+    expect(names).toEqual(Array.from({ length: n }, (_, k) => `train-${String(k).padStart(5, "0")}-of-${String(n).padStart(5, "0")}.jsonl`));
+    const counts = names.map((f) => readJsonl(join(other, "data", f)).length);
+    expect(counts.slice(0, -1).every((c) => c === 20)).toBe(true);
+    // rows are in id order across shards
+    expect([...trainB].sort()).toEqual(trainB);
+  });
+});
+
+describe("dataset build: filters", () => {
+  it("--keep all keeps every reward; --min-reward filters; --dedupe drops repeated assistant turns; --max-per-task caps", () => {
+    const all = join(dir, "all");
+    expect(build("--from", input, "--out", all, "--keep", "all", "--splits", "train").status).toBe(0);
+    const got = allRows(all);
+    expect(got.length).toBe(rows.length);
+    const failed = got.filter((r) => r.reward === 0);
+    expect(failed.length).toBe(rows.filter((r) => r.reward !== 1).length);
+    const openai = readJsonl(join(all, "openai", "train.jsonl"));
+    const failedLine = openai[got.findIndex((r) => r.reward === 0)]!;
+    expect((failedLine.messages as { role: string; weight?: number }[]).filter((m) => m.role === "assistant").every((m) => m.weight === 0)).toBe(true);
+
+    const min = join(dir, "min");
+    expect(build("--from", input, "--out", min, "--keep", "all", "--min-reward", "1", "--splits", "train").status).toBe(0);
+    expect(allRows(min).length).toBe(rows.filter((r) => r.reward === 1).length);
+
+    // the expert is deterministic: sample 1 repeats sample 0's assistant turns exactly
+    const dedupe = join(dir, "dedupe");
+    const d = build("--from", input, "--out", dedupe, "--dedupe", "--splits", "train");
+    expect(d.status, d.stderr).toBe(0);
+    const dd = allRows(dedupe);
+    const distinct = new Set(rows.filter((r) => r.reward === 1).map((r) => `${r.suite}/${r.task_id}/${r.protocol}`));
+    expect(dd.length).toBe(distinct.size);
+    expect(d.stdout).toMatch(new RegExp(`deduped ${rows.filter((r) => r.reward === 1).length - distinct.size}`));
+
+    const cap = join(dir, "cap");
+    expect(build("--from", input, "--out", cap, "--max-per-task", "1", "--splits", "train").status).toBe(0);
+    const capped = allRows(cap);
+    const perTask = new Map<string, number>();
+    for (const r of capped) perTask.set(`${r.suite}/${r.task_id}`, (perTask.get(`${r.suite}/${r.task_id}`) ?? 0) + 1);
+    expect([...perTask.values()].every((n) => n === 1)).toBe(true);
+    expect(capped.every((r) => r.sample === 0)).toBe(true);
+  });
+
+  it("reads rows of the older `ehrgym eval` shape (policy a name, no mrn, no usage)", async () => {
+    const legacy = await expertRows({ perType: 1, legacy: true, protocols: ["text"], suites: ["mab-v1"] });
+    const file = join(dir, "legacy.jsonl");
+    writeFileSync(file, toJsonl(legacy));
+    const out = join(dir, "legacy-ds");
+    const r = build("--from", file, "--out", out, "--splits", "train");
+    expect(r.status, r.stderr).toBe(0);
+    const got = allRows(out);
+    expect(got.length).toBe(legacy.filter((x) => x.reward === 1).length);
+    expect(got.every((x) => x.model === "expert" && x.prompt_tokens === 0 && x.completion_tokens === 0 && x.patient === "" && x.sample === 0)).toBe(true);
+    expect(readFileSync(join(out, "README.md"), "utf8")).toMatch(/rows carry no MRN/);
+  });
+});
+
+describe("dataset build: decontamination", () => {
+  it("drops and counts rows of held-out patients; none is left, in any file", () => {
+    const kept = rows.filter((r) => r.reward === 1 && r.mrn);
+    const patients = [...new Set(kept.map((r) => r.mrn!))].sort().slice(0, 2);
+    const list = join(dir, "heldout.txt");
+    writeFileSync(list, `# evaluation patients\n${patients.join("\n")}\n`);
+    // an official-style task file naming a third patient
+    const third = [...new Set(kept.map((r) => r.mrn!))].sort()[2]!;
+    const tasks = join(dir, "eval-tasks.json");
+    writeFileSync(tasks, JSON.stringify([{ id: "task2_1", instruction: `How old is ${third}?`, context: "", sol: [], eval_MRN: third }]));
+    const heldOut = new Set([...patients, third]);
+    const out = join(dir, "decon");
+    const r = build("--from", input, "--out", out, "--exclude-mrns-from", list, tasks, "--splits", "train");
+    expect(r.status, r.stderr).toBe(0);
+    const got = allRows(out);
+    const expectedRemoved = rows.filter((x) => x.reward === 1 && (heldOut.has(x.mrn ?? "") || JSON.stringify(x.messages).match(new RegExp([...heldOut].join("|"))))).length;
+    expect(expectedRemoved).toBeGreaterThan(0);
+    expect(got.length).toBe(rows.filter((x) => x.reward === 1).length - expectedRemoved);
+    for (const [path, bytes] of tree(out)) {
+      if (path === "manifest.json" || path === "README.md") continue;
+      for (const mrn of heldOut) expect(bytes.includes(mrn), `${mrn} in ${path}`).toBe(false);
+    }
+    const card = readFileSync(join(out, "README.md"), "utf8");
+    expect(card).toContain(`This removed **${expectedRemoved} rows** (3 distinct held-out patients)`);
+    expect(card).toContain("`heldout.txt`");
+    expect(card).toContain("`eval-tasks.json`");
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    expect(manifest.counts.excluded).toBe(expectedRemoved);
+    expect(cli(["dataset", "validate", out]).status).toBe(0);
+    // the undecontaminated dataset fails validate against the same files
+    const v = cli(["dataset", "validate", ds, "--exclude-mrns-from", list]);
+    expect(v.status).toBe(1);
+    expect(v.stderr).toMatch(new RegExp(`held-out patient (${patients.join("|")})`));
+  });
+});
+
+describe("dataset build: bad input", () => {
+  it("skips rows that fail the schema, counted and named by file:line", () => {
+    const file = join(dir, "mixed.jsonl");
+    const good = toJsonl(rows.slice(0, 4));
+    const noAssistant = { ...rows[1]!, task_id: "x-no-assistant", messages: rows[1]!.messages.filter((m) => m.role !== "assistant") };
+    writeFileSync(file, `${good}{"resourceType":"Patient","id":"S1"}\n${JSON.stringify(noAssistant)}\n${JSON.stringify(rows[5]).slice(0, 200)}`);
+    const out = join(dir, "mixed-ds");
+    const r = build("--from", file, "--out", out, "--splits", "train");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${file}:5: not an episode row: field task_id`);
+    expect(r.stderr).toContain(`${file}:6: transcript without an assistant turn`);
+    expect(r.stderr).toContain(`${file}:7: torn last line`);
+    expect(r.stdout).toMatch(/invalid 3/);
+    expect(allRows(out).length).toBe(rows.slice(0, 4).filter((x) => x.reward === 1).length);
+  });
+
+  it("fails with one line when no row is kept, and leaves nothing behind", () => {
+    const file = join(dir, "junk.jsonl");
+    writeFileSync(file, "not json\n{}\n");
+    const out = join(dir, "junk-ds");
+    const r = build("--from", file, "--out", out);
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines.at(-1)).toMatch(/^ehrgym: no rows kept: no valid episode rows in the input \(2 rows failed the schema/);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
+
+    const failedOnly = join(dir, "failed.jsonl");
+    writeFileSync(failedOnly, toJsonl([{ ...rows[0]!, reward: 0 }]));
+    const f = build("--from", failedOnly, "--out", out);
+    expect(f.status).toBe(1);
+    expect(f.stderr).toMatch(/no rows kept: 1 valid rows, but none passed --keep correct \(1 filtered\)/);
+  });
+
+  it("refuses an existing --out unless --force, and bad flags with exit 2", () => {
+    const r = build("--from", input, "--out", ds);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/--out .* exists; pass --force to replace it/);
+    const fractions = build("--from", input, "--out", join(dir, "x"), "--split-fractions", "0.5,0.2");
+    expect(fractions.status).toBe(2);
+    expect(fractions.stderr).toMatch(/--split-fractions: the fractions add up to 0.7/);
+    const missing = build("--from", join(dir, "nope.jsonl"), "--out", join(dir, "x"));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/--from\.0: no such file/);
+    const forced = build("--from", input, "--out", join(dir, "min"), "--force", "--splits", "train");
+    expect(forced.status, forced.stderr).toBe(0);
+  });
+});
