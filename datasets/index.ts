@@ -10,3 +10,4 @@ export { sizeCategory } from "./card.ts";
 export { validateDataset, type ValidateResult } from "./validate.ts";
 export { toolCallProblems } from "./checks.ts";
 export { inspectDataset } from "./inspect.ts";
+export { pushDataset, dryRun, findToken, describeError, PushError, type PushOptions, type PushResult } from "./push.ts";

@@ -18,6 +18,7 @@ const sections: Record<string, () => Promise<Section>> = {
   env: () => import("./env.ts"),
   server: () => import("./server.ts"),
   rollout: () => import("./rollout.ts"),
+  datasets: () => import("./datasets.ts"),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { buildDataset, DatasetError, ExcludeFileError, inspectDataset, validateDataset, type Format } from "../../datasets/index.ts";
+import { buildDataset, DatasetError, dryRun, ExcludeFileError, findToken, inspectDataset, pushDataset, PushError, validateDataset, type Format } from "../../datasets/index.ts";
 import { parseOptions, UsageError } from "./common.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -121,6 +121,61 @@ async function runValidate(raw: unknown): Promise<number> {
   }
 }
 
+const PushFlags = z
+  .object({
+    dir: existingDir,
+    repo: z.string().regex(/^[A-Za-z0-9][\w.-]*\/[A-Za-z0-9][\w.-]*$/, "owner/name"),
+    private: z.boolean().default(false),
+    revision: z.string().min(1).default("main"),
+    message: z.string().min(1).optional(),
+    hubUrl: z.url({ protocol: /^https?$/ }).optional(),
+    dryRun: z.boolean().default(false),
+    tokenEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").default("HF_TOKEN"),
+    timeout: z.coerce.number().positive().max(86_400).default(300),
+  })
+  .strict();
+
+async function runPush(raw: unknown): Promise<number> {
+  const o = parseOptions(PushFlags, raw);
+  const hubUrl = (o.hubUrl ?? process.env.HF_ENDPOINT)?.replace(/\/+$/, "");
+  let files;
+  try {
+    files = dryRun(o.dir);
+  } catch (err) {
+    if (err instanceof DatasetError) throw new UsageError(err.message);
+    throw err;
+  }
+  const target = `${hubUrl ?? "https://huggingface.co"}/datasets/${o.repo} (revision ${o.revision}${o.private ? ", private" : ""})`;
+  if (o.dryRun) {
+    process.stdout.write(`dry run: would upload ${files.length} files (${files.reduce((n, f) => n + f.bytes, 0)} bytes) to ${target} in one commit\n`);
+    for (const f of files) process.stdout.write(`  ${f.path}  ${f.bytes} bytes  sha256 ${f.sha256}\n`);
+    return 0;
+  }
+  const found = findToken(process.env, o.tokenEnv);
+  if (!found) throw new UsageError(`no Hugging Face token: set ${o.tokenEnv} (or name another variable with --token-env), or run \`huggingface-cli login\``);
+  try {
+    const r = await pushDataset({
+      dir: o.dir,
+      repo: o.repo,
+      private: o.private,
+      revision: o.revision,
+      ...(o.message ? { message: o.message } : {}),
+      ...(hubUrl ? { hubUrl } : {}),
+      token: found.token,
+      timeoutMs: o.timeout * 1000,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(r.commit ? `pushed ${r.uploaded} files to ${r.url} in commit ${r.commit}${r.deleted ? ` (removed ${r.deleted} stale files)` : ""}\n` : `${r.url} is up to date: no commit\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof PushError) {
+      process.stderr.write(`ehrgym: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
 const exitWith = (code: number) => {
   if (code !== 0) process.exitCode = code;
 };
@@ -156,5 +211,17 @@ export function registerDataset(program: Command): void {
     .description("Check schema, hashes, patient-disjoint splits, decontamination and the card")
     .option("--exclude-mrns-from <files...>", "held-out task files or MRN lists (default: those the build used)")
     .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runValidate({ dir, ...opts })));
+  dataset
+    .command("push <dir>")
+    .description("Publish the dataset folder to the Hugging Face Hub in one commit (no commit when nothing changed)")
+    .requiredOption("--repo <owner/name>", "dataset repo")
+    .option("--private", "create the repo private")
+    .option("--revision <branch>", "branch to commit to", "main")
+    .option("--message <text>", "commit message")
+    .option("--hub-url <url>", "Hub endpoint (default: $HF_ENDPOINT, else huggingface.co)")
+    .option("--token-env <name>", "variable holding the token (else the `huggingface-cli login` token file)", "HF_TOKEN")
+    .option("--timeout <s>", "per request", "300")
+    .option("--dry-run", "print what would be uploaded, contact nothing")
+    .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runPush({ dir, ...opts })));
 }
 

@@ -1,0 +1,93 @@
+// Dataset build bench: `ehrgym dataset build` over 20,000 scripted-expert trajectories (generated
+// once into a temp JSONL and cached), input MB/s against reading + JSON.parse-ing the same bytes
+// in this run, and the build's peak RSS, measured in a child process. EHRGYM_BENCH_DS_ROWS sizes it.
+import { spawnSync } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
+import { once } from "node:events";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { generateStore } from "../../env/ehr/index.ts";
+import { FhirService } from "../../env/fhir/index.ts";
+import { generateTasks } from "../../env/tasks/index.ts";
+import { createExpertPolicy, EHRGYM_VERSION, runEpisodes } from "../../rollout/index.ts";
+import { readLines } from "../../datasets/lines.ts";
+import { report } from "./report.ts";
+
+const ROWS = Number(process.env.EHRGYM_BENCH_DS_ROWS ?? 20_000);
+const PROJECT_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Expert episodes over generated tasks of both suites and protocols; each repeated as samples until ROWS. */
+async function generateInput(path: string): Promise<void> {
+  const { store } = generateStore({ patients: 200, seed: 11 });
+  const tasks = (["mab-v1", "mab-v2"] as const).flatMap((suite) => generateTasks(store, { suite, perType: 40, seed: 11 }));
+  const config = new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const out = createWriteStream(tmp);
+  let written = 0;
+  const episodes: string[] = [];
+  for (const protocol of ["text", "tools"] as const) {
+    const tools = (await new MedAgentEnv(config).reset({ task: tasks[0]!, protocol })).tools;
+    const { rows } = await runEpisodes({ makeEnv: () => new MedAgentEnv(config), policy: createExpertPolicy({ apiBase: DEFAULT_API_BASE }), tasks, protocol, maxRounds: 8, concurrency: 8, progress: false });
+    const mrn = new Map(tasks.map((t) => [`${t.suite}/${t.id}`, t.eval_MRN]));
+    for (const row of rows) {
+      const m = mrn.get(`${row.suite}/${row.task_id}`);
+      episodes.push(JSON.stringify({ ...row, ...(m ? { mrn: m } : {}), policy: { kind: "expert", model: "scripted-expert" }, ...(tools ? { tools } : {}), ehrgym_version: EHRGYM_VERSION }));
+    }
+  }
+  for (let sample = 0; written < ROWS; sample++) {
+    for (const e of episodes) {
+      if (written === ROWS) break;
+      if (!out.write(`${e.slice(0, -1)},"sample":${sample}}\n`)) await once(out, "drain");
+      written++;
+    }
+  }
+  out.end();
+  await once(out, "finish");
+  renameSync(tmp, path);
+}
+
+async function readAndParse(path: string): Promise<number> {
+  const t0 = performance.now();
+  let n = 0;
+  for await (const line of readLines(path)) if (line.text) n += (JSON.parse(line.text) as { rounds: number }).rounds >= 0 ? 1 : 0;
+  if (n !== ROWS) throw new Error(`expected ${ROWS} rows, read ${n}`);
+  return (performance.now() - t0) / 1000;
+}
+
+export async function run(): Promise<void> {
+  const cacheDir = join(tmpdir(), "ehrgym-bench-datasets");
+  mkdirSync(cacheDir, { recursive: true });
+  const input = join(cacheDir, `expert-${ROWS}-${EHRGYM_VERSION}.jsonl`);
+  if (!existsSync(input)) {
+    const t0 = performance.now();
+    await generateInput(input);
+    console.log(`generated ${ROWS.toLocaleString("en-US")} expert trajectories in ${((performance.now() - t0) / 1000).toFixed(0)} s (cached: ${input})`);
+  }
+  const mb = statSync(input).size / 1e6;
+  console.log(`input: ${ROWS.toLocaleString("en-US")} rows, ${mb.toFixed(0)} MB`);
+  await readAndParse(input); // warm the page cache for both measurements alike
+  const parseS = Math.min(await readAndParse(input), await readAndParse(input));
+
+  const work = mkdtempSync(join(tmpdir(), "ehrgym-bench-ds-"));
+  try {
+    const out = join(work, "ds");
+    const child = spawnSync(
+      "/usr/bin/time",
+      ["-v", process.execPath, "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
+      { cwd: PROJECT_ROOT, encoding: "utf8", maxBuffer: 1 << 26 },
+    );
+    if (child.status !== 0) throw new Error(`build child failed (${child.status}): ${child.stderr}`);
+    const result = JSON.parse(child.stdout.trim().split("\n").at(-1)!) as { seconds: number; rows: number; outBytes: number };
+    const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(child.stderr)?.[1]);
+    const buildMbs = mb / result.seconds;
+    const parseMbs = mb / parseS;
+    report({ name: "dataset build input throughput", value: buildMbs, unit: "MB/s", target: `>= 0.5x read + JSON.parse (${parseMbs.toFixed(0)} MB/s here)`, ok: buildMbs / parseMbs >= 0.5, peer: { name: "read + JSON.parse", value: parseMbs, ratio: buildMbs / parseMbs } });
+    report({ name: "dataset build rows/s", value: result.rows / result.seconds, unit: "rows/s" });
+    report({ name: "dataset build peak RSS", value: rssKb / 1024, unit: "MB", target: "<= 1024 MB", ok: rssKb / 1024 <= 1024 });
+    console.log(`output: ${(result.outBytes / 1e6).toFixed(0)} MB (JSONL + Arrow + openai) from ${mb.toFixed(0)} MB of rows, ${result.rows.toLocaleString("en-US")} rows kept`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
