@@ -3,7 +3,11 @@ import { existsSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { buildDataset, DatasetError, dryRun, ExcludeFileError, findToken, inspectDataset, pushDataset, PushError, validateDataset, type Format } from "../../datasets/index.ts";
+import type { Format } from "../../datasets/index.ts";
+
+// datasets pulls in apache-arrow, @huggingface/hub and yaml: loaded when a dataset command runs,
+// so every other ehrgym command starts as fast as before.
+const lib = () => import("../../datasets/index.ts");
 import { parseOptions, UsageError } from "./common.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -50,6 +54,7 @@ const commandLine = () => ["ehrgym", ...process.argv.slice(2)].map((a) => (/^[\w
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
+  const { buildDataset, DatasetError, ExcludeFileError } = await lib();
   const splits = splitSpecs(o);
   if (!o.format.includes("trl")) throw new UsageError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
   try {
@@ -91,6 +96,7 @@ const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(exis
 
 async function runInspect(raw: unknown): Promise<number> {
   const o = parseOptions(InspectFlags, raw);
+  const { inspectDataset, DatasetError } = await lib();
   try {
     process.stdout.write(`${await inspectDataset(o.dir, o.row !== undefined ? { row: o.row } : {})}\n`);
     return 0;
@@ -102,6 +108,7 @@ async function runInspect(raw: unknown): Promise<number> {
 
 async function runValidate(raw: unknown): Promise<number> {
   const o = parseOptions(ValidateFlags, raw);
+  const { validateDataset, DatasetError, ExcludeFileError } = await lib();
   try {
     const r = await validateDataset(o.dir, o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {});
     if (r.problems.length) {
@@ -137,6 +144,7 @@ const PushFlags = z
 
 async function runPush(raw: unknown): Promise<number> {
   const o = parseOptions(PushFlags, raw);
+  const { DatasetError, dryRun, findToken, pushDataset, PushError } = await lib();
   const hubUrl = (o.hubUrl ?? process.env.HF_ENDPOINT)?.replace(/\/+$/, "");
   let files;
   try {
