@@ -48,7 +48,7 @@ export interface BuildResult {
   manifest: Manifest;
 }
 
-const RolloutMeta = z.looseObject({ seed: z.number().int().optional() });
+const RolloutMeta = z.looseObject({ seed: z.number().int().nullable().optional() });
 
 /** Generator seeds from `<input>.meta.json` files beside the inputs, when the rollout wrote them. */
 function metaSeeds(inputs: string[]): number[] {
@@ -58,7 +58,7 @@ function metaSeeds(inputs: string[]): number[] {
     if (!existsSync(meta)) continue;
     try {
       const parsed = RolloutMeta.safeParse(JSON.parse(readFileSync(meta, "utf8")));
-      if (parsed.success && parsed.data.seed !== undefined) seeds.add(parsed.data.seed);
+      if (parsed.success && typeof parsed.data.seed === "number") seeds.add(parsed.data.seed);
     } catch {
       // a meta file is a courtesy: an unreadable one leaves the seed "not recorded"
     }
