@@ -52,7 +52,9 @@ export async function expertRows(o: FixtureOptions & { legacy?: boolean } = {}):
       for (const row of rows) {
         const task = byId.get(`${row.suite}/${row.task_id}`)!;
         if (o.legacy) {
-          out.push({ ...row } as EpisodeRowInput);
+          // the row `ehrgym eval` wrote before rows carried mrn, sample, usage and a policy object
+          const { mrn: _m, sample: _s, usage: _u, tools: _t, turns: _turns, policy: _p, ehrgym_version: _v, started_at: _a, wall_ms: _w, ...old } = row as Record<string, unknown>;
+          out.push({ ...old, policy: "expert" } as EpisodeRowInput);
           continue;
         }
         const completion = row.messages.filter((m) => m.role === "assistant").reduce((n, m) => n + (m.content?.length ?? 0), 0);
