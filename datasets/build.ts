@@ -129,7 +129,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
           if (!arrow && !openai && example) continue;
           const row = JSON.parse(line.toString("utf8")) as TrlRow;
           example ??= row;
-          await arrow?.add(row, line.length);
+          arrow?.add(row, line.length);
           openai?.write(`${toOpenAiLine(row)}\n`, 1);
         }
         const j = jsonl.close();
@@ -137,7 +137,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         cs.jsonl.files.push(j.path);
         cs.jsonl.bytes += j.bytes;
         if (arrow && cs.arrow) {
-          const a = await arrow.close();
+          const a = arrow.close();
           files.push(a);
           cs.arrow.files.push(a.path);
           cs.arrow.bytes += a.bytes;

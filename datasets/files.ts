@@ -1,6 +1,6 @@
 // Output files written synchronously through a buffer, with their sha256, size and row count.
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writevSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface FileEntry {
@@ -41,8 +41,7 @@ export class CountedFile {
 
   private flush(): void {
     if (!this.pendingBytes) return;
-    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-    for (let off = 0; off < all.length; ) off += writeSync(this.fd, all, off);
+    writeAllv(this.fd, this.pending);
     this.pending = [];
     this.pendingBytes = 0;
   }
@@ -56,3 +55,19 @@ export class CountedFile {
 
 /** `name-0000K-of-0000N` (the Hub's shard naming). */
 export const shardName = (split: string, k: number, n: number) => `${split}-${String(k).padStart(5, "0")}-of-${String(n).padStart(5, "0")}`;
+
+/** Writes every buffer, in order, without concatenating them first (writev, IOV_MAX at a time). */
+export function writeAllv(fd: number, buffers: Buffer[], position?: number): number {
+  let total = 0;
+  let queue = buffers.filter((b) => b.length);
+  while (queue.length) {
+    const slice = queue.slice(0, 1024);
+    let n = position === undefined ? writevSync(fd, slice) : writevSync(fd, slice, position + total);
+    total += n;
+    // a short write: drop what went out and continue from the rest
+    let i = 0;
+    while (i < slice.length && n >= slice[i]!.length) n -= slice[i++]!.length;
+    queue = [...(i < slice.length && n > 0 ? [slice[i]!.subarray(n)] : i < slice.length ? [slice[i]!] : []), ...slice.slice(i + 1), ...queue.slice(1024)];
+  }
+  return total;
+}

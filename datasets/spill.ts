@@ -1,6 +1,7 @@
 // Converted rows parked on disk between the two passes: appended once, read back by offset in
 // output order. Memory holds a write buffer, never the rows.
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
+import { writeAllv } from "./files.ts";
 
 const FLUSH_AT = 4 << 20;
 
@@ -28,9 +29,7 @@ export class Spill {
 
   private flush(): void {
     if (!this.pendingBytes) return;
-    const all = Buffer.concat(this.pending, this.pendingBytes);
-    for (let off = 0; off < all.length; ) off += writeSync(this.fd, all, off, all.length - off, this.flushed + off);
-    this.flushed += all.length;
+    this.flushed += writeAllv(this.fd, this.pending, this.flushed);
     this.pending = [];
     this.pendingBytes = 0;
   }

@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
@@ -13,6 +13,7 @@ import { FhirService } from "../../env/fhir/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
 import { createExpertPolicy, EHRGYM_VERSION, runEpisodes } from "../../rollout/index.ts";
 import { readLines } from "../../datasets/lines.ts";
+import { productNodeOptions } from "./node-options.ts";
 import { report } from "./report.ts";
 
 const ROWS = Number(process.env.EHRGYM_BENCH_DS_ROWS ?? 20_000);
@@ -75,7 +76,7 @@ export async function run(): Promise<void> {
     const out = join(work, "ds");
     const child = spawnSync(
       "/usr/bin/time",
-      ["-v", process.execPath, "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
+      ["-v", process.execPath, ...productNodeOptions(), "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
       { cwd: PROJECT_ROOT, encoding: "utf8", maxBuffer: 1 << 26 },
     );
     if (child.status !== 0) throw new Error(`build child failed (${child.status}): ${child.stderr}`);
@@ -86,7 +87,7 @@ export async function run(): Promise<void> {
     report({ name: "dataset build input throughput", value: buildMbs, unit: "MB/s", target: `>= 0.5x read + JSON.parse (${parseMbs.toFixed(0)} MB/s here)`, ok: buildMbs / parseMbs >= 0.5, peer: { name: "read + JSON.parse", value: parseMbs, ratio: buildMbs / parseMbs } });
     report({ name: "dataset build rows/s", value: result.rows / result.seconds, unit: "rows/s" });
     report({ name: "dataset build peak RSS", value: rssKb / 1024, unit: "MB", target: "<= 1024 MB", ok: rssKb / 1024 <= 1024 });
-    console.log(`output: ${(result.outBytes / 1e6).toFixed(0)} MB (JSONL + Arrow + openai) from ${mb.toFixed(0)} MB of rows, ${result.rows.toLocaleString("en-US")} rows kept`);
+    console.log(`output: ${(result.outBytes / 1e6).toFixed(0)} MB (JSONL + Arrow + openai) from ${mb.toFixed(0)} MB of rows, ${result.rows.toLocaleString("en-US")} rows kept; build ${result.seconds.toFixed(1)} s, read + JSON.parse ${parseS.toFixed(1)} s; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
