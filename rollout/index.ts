@@ -18,7 +18,22 @@ export {
   type UsageSummary,
 } from "./metrics.ts";
 export { meanPassAtK, mcnemarExact, passAtK, quantiles, wilson, type Interval, type McNemar } from "./stats.ts";
-export { formatSummary } from "./report/text.ts";
+export {
+  buildReport,
+  compareRuns,
+  formatSummary,
+  loadReference,
+  loadRun,
+  ReferenceFile,
+  ReportInputError,
+  writeReport,
+  type Comparison,
+  type McNemarRow,
+  type ReportSummary,
+  type RunInput,
+  type WriteReportOptions,
+  type WrittenReport,
+} from "./report/index.ts";
 export { readRows, readEpisodeRows, readJsonLines, RowFileError, prepareAppend, JsonlAppender } from "./jsonl.ts";
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";

@@ -9,6 +9,7 @@ import { registerServe } from "./commands/serve.ts";
 import { registerRollout } from "./commands/rollout.ts";
 import { registerTeacher } from "./commands/teacher.ts";
 import { registerDataset } from "./commands/dataset.ts";
+import { registerReport } from "./commands/report.ts";
 
 const program = new Command()
   .name("ehrgym")
@@ -24,6 +25,7 @@ registerServe(program);
 registerRollout(program);
 registerTeacher(program);
 registerDataset(program);
+registerReport(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,47 @@
+// Published figures to draw beside the measured ones (a paper's table, a leaderboard), marked
+// "not measured here". A small JSON format, validated at load.
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { ReportInputError } from "./load.ts";
+
+const Fraction = z.number().min(0, "a success rate is a fraction in [0, 1]").max(1, "a success rate is a fraction in [0, 1] (write 0.69, not 69)");
+
+export const ReferenceModel = z
+  .object({
+    name: z.string().min(1),
+    overall: Fraction.optional(),
+    query: Fraction.optional(),
+    action: Fraction.optional(),
+    /** Task type (e.g. "task1", "v2_task5") -> success rate, within the file's suite. */
+    by_type: z.record(z.string().regex(/^(v2_)?task\d+$/, "a task type like task1 or v2_task5"), Fraction).optional(),
+  })
+  .strict();
+export type ReferenceModel = z.infer<typeof ReferenceModel>;
+
+export const ReferenceFile = z
+  .object({
+    /** Where the figures come from (paper, table, leaderboard and date). */
+    source: z.string().min(1),
+    url: z.string().optional(),
+    /** The suite the figures are on. */
+    suite: z.string().min(1).default("mab-v1"),
+    models: z.array(ReferenceModel).min(1),
+  })
+  .strict();
+export type ReferenceFile = z.infer<typeof ReferenceFile>;
+
+export function loadReference(path: string): ReferenceFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ReportInputError(`--reference: cannot read ${path}: ${code === "ENOENT" ? "no such file" : (err as Error).message}`);
+  }
+  const checked = ReferenceFile.safeParse(raw);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new ReportInputError(`--reference: ${path}: ${issue.path.join(".") || "(file)"}: ${issue.message}`);
+  }
+  return checked.data;
+}

@@ -1,0 +1,95 @@
+// `ehrgym report` and `eval --html`: build the report into a temporary folder beside --out, then
+// swap it in, so that --out is always either the old report or the new one, never half of one.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { buildReport, type ReportContent, type ReportInput } from "./build.ts";
+import { renderChart } from "./charts.ts";
+import { renderPage } from "./html.ts";
+import { ReportInputError } from "./load.ts";
+
+export interface WriteReportOptions extends ReportInput {
+  /** Folder to write index.html, summary.json and one PNG per chart into (replaced whole). */
+  out: string;
+}
+
+export interface WrittenReport {
+  out: string;
+  index: string;
+  files: string[];
+  summary: ReportSummary;
+}
+
+/** summary.json: the report's numbers, JSON-plain. */
+export interface ReportSummary {
+  ehrgym_version: string;
+  common_tasks: number;
+  notes: string[];
+  runs: {
+    name: string;
+    path: string;
+    protocol: string;
+    models: string[];
+    left_out: { rows: number; tasks: number };
+    summary: ReportContent["runs"][number]["summary"];
+  }[];
+  comparisons: ReportContent["comparisons"];
+  reference?: ReportContent["reference"];
+  charts: { name: string; title: string; png: string; width: number; height: number }[];
+}
+
+/** A folder we may replace: missing, empty, or a report written before (it has summary.json). */
+function checkReplaceable(target: string, out: string): void {
+  if (!existsSync(target)) return;
+  if (!statSync(target).isDirectory()) throw new ReportInputError(`--out: ${out} exists and is not a folder`);
+  const entries = readdirSync(target);
+  if (entries.length > 0 && !entries.includes("summary.json"))
+    throw new ReportInputError(`--out: ${out} is a folder that holds no report (no summary.json); refusing to replace it: choose an empty or new folder`);
+}
+
+export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
+  const target = resolve(options.out);
+  checkReplaceable(target, options.out);
+  const content = buildReport(options);
+  const charts = [];
+  for (const chart of content.charts) charts.push(await renderChart(chart));
+  const summary: ReportSummary = {
+    ehrgym_version: content.ehrgym_version,
+    common_tasks: content.commonTasks,
+    notes: content.notes,
+    runs: content.runs.map((r) => ({ name: r.name, path: r.path, protocol: r.protocol, models: r.models, left_out: r.leftOut, summary: r.summary })),
+    comparisons: content.comparisons,
+    ...(content.reference ? { reference: content.reference } : {}),
+    charts: charts.map((c) => ({ name: c.name, title: c.title, png: `${c.name}.png`, width: c.width, height: c.height })),
+  };
+  mkdirSync(dirname(target), { recursive: true });
+  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
+  chmodSync(tmp, 0o755); // mkdtemp makes it private; a report is meant to be read
+  const files = ["index.html", "summary.json", ...charts.map((c) => `${c.name}.png`)];
+  try {
+    writeFileSync(join(tmp, "index.html"), renderPage(content, charts));
+    writeFileSync(join(tmp, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+    for (const c of charts) writeFileSync(join(tmp, `${c.name}.png`), c.png);
+    swapIn(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  return { out: target, index: join(target, "index.html"), files: files.map((f) => join(target, f)), summary };
+}
+
+/** A folder cannot be renamed over a non-empty one: move the old aside, move the new in, drop the old. */
+function swapIn(tmp: string, target: string): void {
+  if (!existsSync(target)) {
+    renameSync(tmp, target);
+    return;
+  }
+  const old = `${tmp}.old`;
+  renameSync(target, old);
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    renameSync(old, target);
+    throw err;
+  }
+  rmSync(old, { recursive: true, force: true });
+}
