@@ -41,7 +41,9 @@ export function loadReference(path: string): ReferenceFile {
   const checked = ReferenceFile.safeParse(raw);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
-    throw new ReportInputError(`--reference: ${path}: ${issue.path.join(".") || "(file)"}: ${issue.message}`);
+    // A bad record key reports "Invalid key in record" and carries the key schema's own message inside.
+    const inner = issue.code === "invalid_key" ? issue.issues[0]?.message : undefined;
+    throw new ReportInputError(`--reference: ${path}: ${issue.path.join(".") || "(file)"}: ${inner ?? issue.message}`);
   }
   return checked.data;
 }

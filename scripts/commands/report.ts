@@ -29,7 +29,10 @@ export async function runReport(raw: unknown): Promise<void> {
     if (err instanceof ReportInputError) throw new UsageError(err.message);
     throw err;
   }
-  const rel = (p: string) => relative(process.cwd(), p) || ".";
+  const rel = (p: string) => {
+    const r = relative(process.cwd(), p);
+    return r.startsWith("..") ? p : r;
+  };
   for (const note of written.summary.notes) process.stderr.write(`note: ${note}\n`);
   for (const run of written.summary.runs) {
     const s = run.summary.overall;
