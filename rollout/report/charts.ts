@@ -1,8 +1,6 @@
 // The report's charts: Vega-Lite specs built from the run summaries, compiled with vega-lite,
 // rendered to SVG by vega (headless) and to PNG by resvg.
-import { Resvg } from "@resvg/resvg-js";
-import * as vega from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
 import { STATUSES, STATUS_LABELS, type EvalSummary, type Rate } from "../metrics.ts";
 import type { ReferenceFile } from "./reference.ts";
 
@@ -155,11 +153,14 @@ export function statusChart(runs: ChartRun[]): Chart {
   };
 }
 
-// vega-lite and vega report harmless layout notes through their loggers; keep stdout clean.
-const quiet = vega.logger(vega.None);
+// Loaded on first use: every `ehrgym` command imports rollout, few draw charts.
+let renderers: Promise<[typeof import("vega"), typeof import("vega-lite"), typeof import("@resvg/resvg-js")]> | undefined;
+const loadRenderers = () => (renderers ??= Promise.all([import("vega"), import("vega-lite"), import("@resvg/resvg-js")]));
 
 export async function renderChart(chart: Chart): Promise<RenderedChart> {
-  const compiled = compile(chart.spec, { logger: quiet }).spec;
+  const [vega, { compile }, { Resvg }] = await loadRenderers();
+  // vega-lite and vega report harmless layout notes through their loggers; keep stdout clean.
+  const compiled = compile(chart.spec, { logger: vega.logger(vega.None) }).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none", logLevel: vega.None });
   let svg: string;
   try {
