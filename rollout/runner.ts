@@ -127,7 +127,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
   const maxConsecutive = o.maxConsecutiveErrors ?? 20;
   const record = async (row: EpisodeRow) => {
     if (stopped) return;
-    if (stats ? stats.requests > stats.failedRequests : row.status !== "model_error") anySuccess = true;
+    if (stats ? stats.succeeded > 0 : row.status !== "model_error") anySuccess = true;
     if (row.status === "model_error" && !anySuccess) {
       stop("fatal", `the model endpoint failed every request so far: ${row.error ?? "model error"}`);
       return;

@@ -32,6 +32,8 @@ export interface ModelPolicyOptions {
 /** Counters the progress line shows; the runner reads them. */
 export interface ModelStats {
   requests: number;
+  /** Requests answered with a 2xx. */
+  succeeded: number;
   retries: number;
   failedRequests: number;
   promptTokens: number;
@@ -84,7 +86,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const maxRetries = o.maxRetries ?? 6;
   const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
   const sampling = o.sampling ?? {};
-  const stats: ModelStats = { requests: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
+  const stats: ModelStats = { requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
@@ -106,6 +108,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       try {
         const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal }).withResponse();
         const latencyMs = performance.now() - started;
+        stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
         return { completion: data, attempts: attempt + 1, latencyMs, ...(request_id ? { requestId: request_id } : {}) };
       } catch (err) {

@@ -1,6 +1,6 @@
 // Shared by the rollout tests: a small synthetic EHR and its generated tasks (the same ones the CLI
 // makes from the same flags), written as a task file for the stand-in teacher and the CLI.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,8 +21,10 @@ export function smallWorld(perType = 2) {
 
 const CLI = ["--import", "tsx", "scripts/cli.ts"];
 
-export function cli(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [...CLI, ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 300_000, env: { ...process.env, ...env } });
+/** Runs the CLI to completion without blocking this process (its servers must keep answering). */
+export async function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const r = await finished(cliAsync(args, env));
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 export function cliAsync(args: string[], env: Record<string, string> = {}): ChildProcess {

@@ -1,0 +1,142 @@
+// The model policy through the real `openai` client against the stand-in teacher's fault injection:
+// retries (429 with Retry-After, 500, dropped connections), model-shaped failures, errors no retry fixes.
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { createFhirService } from "../../env/fhir/index.ts";
+import { backoffMs, createModelPolicy, EpisodeRow, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { startTeacherServer, type TeacherServer, type TeacherServerInput } from "../../rollout/teacher/index.ts";
+import { smallWorld } from "./rollout-fixture.ts";
+
+const world = smallWorld(1);
+const config = new EnvConfig({ backend: new EmbeddedBackend(world.store, createFhirService(world.store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
+const makeEnv = () => new MedAgentEnv(config);
+const tasks = world.tasks.slice(0, 12);
+
+let servers: TeacherServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+
+async function teacher(options: Partial<TeacherServerInput> = {}) {
+  const s = await startTeacherServer({ tasks: world.tasks, seed: 5, errorRate: 0, ...options });
+  servers.push(s);
+  return s;
+}
+
+// Retries wait a jittered share of the backoff: a zero draw keeps the tests quick and deterministic.
+const policyFor = (url: string, extra: Partial<Parameters<typeof createModelPolicy>[0]> = {}) =>
+  createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "k", random: () => 0, timeoutMs: 10_000, ...extra });
+
+const run = (policy: RunOptions["policy"], protocol: "text" | "tools" = "text", extra: Partial<RunOptions> = {}) =>
+  runEpisodes({ makeEnv, policy, tasks, protocol, maxRounds: 8, concurrency: 4, progress: false, ...extra });
+
+describe("model policy: retries", () => {
+  it.each(["text", "tools"] as const)("retries 429/500/dropped connections and still completes every episode (%s)", async (protocol) => {
+    const s = await teacher({ faults: "429:0.1,500:0.1,reset:0.1" });
+    const policy = policyFor(s.url);
+    const { rows } = await run(policy, protocol);
+    expect(rows).toHaveLength(tasks.length);
+    for (const row of rows) EpisodeRow.parse(row);
+    expect(rows.every((r) => r.status !== "model_error")).toBe(true);
+    expect(rows.every((r) => r.reward === 1)).toBe(true);
+    expect(policy.stats.retries).toBeGreaterThan(0);
+    expect(rows.flatMap((r) => r.turns ?? []).some((t) => (t.attempts ?? 1) > 1)).toBe(true);
+    expect(policy.stats.requests).toBe(rows.reduce((s, r) => s + r.turns!.reduce((a, t) => a + t.attempts!, 0), 0));
+  });
+
+  it("waits what Retry-After asks for, else a full-jitter share of an exponential backoff", () => {
+    expect(backoffMs(0, 1000)).toBe(1000);
+    expect(backoffMs(5, 2000, { random: () => 0.99 })).toBe(2000);
+    expect(backoffMs(3, undefined, { random: () => 1, baseMs: 500 })).toBe(4000);
+    expect(backoffMs(3, undefined, { random: () => 0.25, baseMs: 500 })).toBe(1000);
+    expect(backoffMs(30, undefined, { random: () => 1 })).toBe(60_000);
+  });
+
+  it("ends the episode as model_error with the error text once retries run out", async () => {
+    const s = await teacher({ faults: "500:1" });
+    const { rows, stopped } = await run(policyFor(s.url, { maxRetries: 2 }), "text", { maxConsecutiveErrors: 1000 });
+    // Nothing ever succeeded: the run stops at the first such episode instead of writing one per task.
+    expect(rows).toHaveLength(0);
+    expect(stopped?.reason).toBe("fatal");
+    expect(stopped?.message).toMatch(/failed every request so far: HTTP 500.*\(after 3 attempts\)/);
+  });
+
+  it("stops after N model_error episodes in a row once the endpoint goes down mid-run", async () => {
+    const s = await teacher();
+    let seen = 0;
+    const { rows, stopped } = await run(policyFor(s.url, { maxRetries: 0 }), "text", {
+      maxConsecutiveErrors: 2,
+      concurrency: 1,
+      onRow: () => {
+        if (++seen === 3) void s.close();
+      },
+    });
+    expect(stopped?.reason).toBe("errors");
+    expect(stopped?.message).toMatch(/2 episodes in a row failed at the model endpoint; last: connection failed/);
+    expect(rows).toHaveLength(5);
+    expect(rows.slice(0, 3).every((r) => r.status === "completed")).toBe(true);
+    expect(rows.slice(3).every((r) => r.status === "model_error" && r.reward === 0 && /connection failed/.test(r.error!))).toBe(true);
+  });
+});
+
+describe("model policy: what the model sends back", () => {
+  it("a reply without choices ends the episode as model_error naming it", async () => {
+    const s = await teacher({ faults: "nochoices:0.3" });
+    const { rows } = await run(policyFor(s.url));
+    const bad = rows.filter((r) => r.status === "model_error");
+    expect(bad.length).toBeGreaterThan(0);
+    for (const r of bad) expect(r.error).toBe("the model returned no choices");
+  });
+
+  it("empty content is an invalid action, noted in the row", async () => {
+    const s = await teacher({ faults: "empty:0.3" });
+    const { rows } = await run(policyFor(s.url));
+    const bad = rows.filter((r) => r.error?.includes("the model returned empty content"));
+    expect(bad.length).toBeGreaterThan(0);
+    for (const r of bad) expect(r.status).toBe("invalid_action");
+  });
+
+  it("tool calls whose arguments are not JSON get the environment's error reply", async () => {
+    const s = await teacher({ faults: "badargs:0.3" });
+    const { rows } = await run(policyFor(s.url), "tools");
+    const replies = rows.flatMap((r) => r.messages).filter((m) => m.role === "tool" && /not valid JSON/.test(m.content ?? ""));
+    expect(replies.length).toBeGreaterThan(0);
+  });
+
+  it("context_length_exceeded ends the episode as context_limit", async () => {
+    const s = await teacher({ faults: "context:0.3" });
+    const { rows } = await run(policyFor(s.url));
+    const cut = rows.filter((r) => r.status === "context_limit");
+    expect(cut.length).toBeGreaterThan(0);
+    for (const r of cut) expect(r.reward).toBe(0);
+  });
+});
+
+describe("model policy: errors no retry fixes stop the run at once", () => {
+  it("a wrong key (401)", async () => {
+    const s = await teacher({ apiKey: "right" });
+    const policy = policyFor(s.url, { apiKey: "wrong", apiKeyEnv: "MY_KEY" });
+    const { rows, stopped } = await run(policy);
+    expect(rows).toHaveLength(0);
+    expect(stopped).toEqual({ reason: "fatal", message: expect.stringMatching(/refused the key \(401\): check the key in \$MY_KEY/) });
+    expect(policy.stats.requests).toBeLessThanOrEqual(4); // one per worker, not one per task
+  });
+
+  it("an unknown model (404)", async () => {
+    const s = await teacher();
+    const { stopped } = await run(policyFor(s.url, { model: "no-such-model" }));
+    expect(stopped?.reason).toBe("fatal");
+    expect(stopped?.message).toMatch(/does not know model "no-such-model" \(404\)/);
+  });
+
+  it("an unreachable endpoint", async () => {
+    const s = await teacher();
+    const url = s.url;
+    await s.close();
+    servers = [];
+    const { rows, stopped } = await run(policyFor(url, { maxRetries: 1 }));
+    expect(rows).toHaveLength(0);
+    expect(stopped?.message).toMatch(/failed every request so far: connection failed/);
+  });
+});
