@@ -5,7 +5,7 @@
 // command in its own process; whatever this started is shut down on exit, Ctrl-C included.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { z } from "zod";
@@ -93,7 +93,7 @@ const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : "-
 
 async function main(raw: unknown): Promise<void> {
   const o = parseOptions(Options, raw);
-  const dir = join(ROOT, o.out);
+  const dir = resolve(ROOT, o.out);
   const logs = join(dir, "logs");
   mkdirSync(logs, { recursive: true });
   const rel = (p: string) => relative(process.cwd(), p) || ".";

@@ -3,7 +3,8 @@
 // vs action with Wilson intervals and pass@k.
 import type { Command } from "commander";
 import { z } from "zod";
-import { parseOptions } from "./common.ts";
+import { ReportInputError, writeReport } from "../../rollout/index.ts";
+import { parseOptions, UsageError } from "./common.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, runItems } from "./run-episodes.ts";
@@ -13,6 +14,7 @@ export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
     policy: z.enum(["expert", "openai"]).default("expert"),
     out: z.string().min(1).default("runs/expert-eval.jsonl"),
     report: z.string().min(1).optional(),
+    html: z.string().min(1).optional(),
     failUnder: z.coerce.number().min(0).max(100).optional(),
     retryErrors: z.boolean().default(false),
     appendDifferent: z.boolean().default(false),
@@ -44,6 +46,15 @@ export async function runEval(raw: unknown): Promise<number> {
     meta: { tasks: source, samples: o.samples },
   });
   if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);
+  if (o.html) {
+    try {
+      const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol });
+      process.stdout.write(`report: ${written.index}\n`);
+    } catch (err) {
+      if (err instanceof ReportInputError) throw new UsageError(`--html: ${err.message}`);
+      throw err;
+    }
+  }
   if (code !== 0) return code;
   if (o.failUnder !== undefined && summary.overall.rate * 100 < o.failUnder) return 1;
   return 0;
@@ -59,6 +70,7 @@ export function registerEval(program: Command): void {
   cmd
     .option("--out <file>", "JSONL output (appended; keys already in it are skipped)", "runs/expert-eval.jsonl")
     .option("--report <file>", "also write the summary as JSON")
+    .option("--html <dir>", "also write the HTML report of the run (as `ehrgym report`)")
     .option("--retry-errors", "re-run episodes whose row is a model_error")
     .option("--append-different", "allow rows of another model or protocol in --out")
     .option("--fail-under <pct>", "exit 1 when the overall success rate is below this percentage")
