@@ -152,9 +152,9 @@ async function main(raw: unknown): Promise<void> {
       const r = rows(expertRows);
       return `scripted expert: ${pct(r.filter((x) => x.reward === 1).length, r.length)} of ${r.length} evaluation tasks -> ${rel(expertRows)}`;
     });
-    await run("eval", ["eval", "--policy", "openai", ...model, "--tasks", evalTasks, "--samples", "3", "--concurrency", "32", "--out", standinRows], () => {
+    await run("eval", ["eval", "--policy", "openai", ...model, "--tasks", evalTasks, "--samples", "2", "--concurrency", "32", "--out", standinRows], () => {
       const r = rows(standinRows);
-      return `stand-in teacher: ${pct(r.filter((x) => x.reward === 1).length, r.length)} of ${r.length} episodes (3 samples per task) -> ${rel(standinRows)}`;
+      return `stand-in teacher: ${pct(r.filter((x) => x.reward === 1).length, r.length)} of ${r.length} episodes (2 samples per task) -> ${rel(standinRows)}`;
     });
   } finally {
     teacher.kill("SIGTERM");

@@ -37,7 +37,7 @@ describe("npm start: the offline pipeline", () => {
     const expert = rows(join(dir, "eval-expert.jsonl"));
     expect(expert.every((x) => x.reward === 1)).toBe(true);
     const standin = rows(join(dir, "eval-stand-in.jsonl"));
-    expect(standin).toHaveLength(expert.length * 3);
+    expect(standin).toHaveLength(expert.length * 2);
     expect(standin.some((x) => x.reward === 0)).toBe(true);
 
     expect(readFileSync(join(dir, "report", "index.html"), "utf8")).toContain("<svg");
