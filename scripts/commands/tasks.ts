@@ -1,9 +1,9 @@
 // `ehrgym tasks generate|stats`: generate branch-balanced task sets on any population; show balance.
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
+import { writeFileAtomic } from "./atomic.ts";
 import { collect, parseOptions, UsageError } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
@@ -64,16 +64,7 @@ export function readMrns(path: string): string[] {
 }
 
 function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
-  const target = resolve(path);
-  mkdirSync(dirname(target), { recursive: true });
-  const tmp = `${target}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
-    renameSync(tmp, target);
-  } catch (e) {
-    if (existsSync(tmp)) unlinkSync(tmp);
-    throw e;
-  }
+  writeFileAtomic(path, rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
 }
 
 export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
