@@ -34,7 +34,7 @@ const WEIGHTS: Record<Protocol, [Mistake, number][]> = {
     ["invalid_action", 2.5],
     ["text_around_finish", 1.5],
     ["premature_finish", 2],
-    ["malformed_call", 0.5],
+    ["malformed_call", 1],
   ],
 };
 

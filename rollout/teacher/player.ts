@@ -108,10 +108,12 @@ function textTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const real = realReplies(messages, "text");
   let ops = state.ops;
   let applied = state.applied;
+  // A skipped POST is the turn's mistake even though the turn sent is the expert's next one.
+  let skipped = false;
   const reply = (content: string, op: string | null, did: string): TurnOutput => ({
     message: { role: "assistant", content },
     next: op === null ? undefined : { ...state, ops: ops + op, applied },
-    did,
+    did: skipped ? "missing_post" : did,
   });
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "text");
@@ -143,6 +145,7 @@ function textTurn(input: TurnInput, state: EpisodeState): TurnOutput {
       }
       case "missing_post":
         ops += "f";
+        skipped = true;
         continue;
       case "unneeded_post":
         // The expert never asked for it: its reply is dropped, and the next turn is the FINISH again.
@@ -165,13 +168,14 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
   if (!m) return null;
   const finish = requests.find((r) => r.kind === "FINISH");
   const posting = firstPost(requests) >= 0;
-  // At the FINISH with the planned chance gone (no POST to spoil, nothing left to skip): a wrong answer,
-  // or when the answer is empty (an order task) prose instead of an action.
-  const atFinish = finish && finish.answer.length > 0 ? "wrong_answer" : "invalid_action";
+  // At the FINISH with the planned chance gone (no POST to spoil, nothing left to skip): a wrong answer
+  // where the answer is graded, else an order nobody asked for (mab-v2 graders judge the orders, not
+  // the answer, except task3's averages: GRADERS.md), else prose instead of an action.
+  const answerGraded = suite === "mab-v1" || task.type === "task3";
+  const atFinish = finish && finish.answer.length > 0 && answerGraded ? "wrong_answer" : hasMrn ? "unneeded_post" : "invalid_action";
   switch (m) {
     case "wrong_answer":
-      // mab-v2 graders judge the orders, not the answer (GRADERS.md): a wrong value goes where it counts.
-      if (posting && suite === "mab-v2") return "wrong_post_value";
+      if (!answerGraded && posting) return "wrong_post_value";
       return finish ? atFinish : null;
     case "text_around_finish":
       return finish ? m : null;
@@ -179,7 +183,7 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
     case "missing_post":
     case "malformed_post":
       if (posting) return m;
-      return finish ? (hasMrn ? "unneeded_post" : atFinish) : null;
+      return finish ? atFinish : null;
     case "premature_finish":
       if (posting) return m;
       if (finish) return atFinish;
@@ -190,7 +194,7 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
       return finish ? m : null;
     case "malformed_call":
       if (finish) return atFinish;
-      return issued >= state.plan.at && requests[0]?.kind === "GET" ? m : null;
+      return requests[0]?.kind === "GET" ? m : null;
   }
 }
 
@@ -211,6 +215,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const searchable = searchableWith(input.tools);
   let ops = state.ops;
   let applied = state.applied;
+  let skipped = false;
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "tools");
     const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable });
@@ -281,7 +286,10 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
       }
     }
     // A skipped POST that was the whole batch: the model goes straight on to what follows it.
-    if (calls.length === 0 && !ended) continue;
-    return { message: toolMessage(content, calls), next: ended ? undefined : { ...state, ops, applied }, did: mistake ?? "expert" };
+    if (calls.length === 0 && !ended) {
+      skipped = true;
+      continue;
+    }
+    return { message: toolMessage(content, calls), next: ended ? undefined : { ...state, ops, applied }, did: mistake ?? (skipped ? "missing_post" : "expert") };
   }
 }

@@ -2,6 +2,7 @@
 // names and arguments of its tool calls. Message formatting tokens and the tools list are not counted.
 import { countTokens } from "gpt-tokenizer";
 import type { Message } from "../../env/core/index.ts";
+import { textDigest } from "./digest.ts";
 import { Lru } from "./lru.ts";
 
 export interface Usage {
@@ -10,22 +11,87 @@ export interface Usage {
   total_tokens: number;
 }
 
-/** Tokens of one message by the stand-in's rule. */
-export function messageTokens(m: Pick<Message, "content" | "tool_calls">): number {
-  let n = m.content ? countTokens(m.content) : 0;
-  for (const c of m.tool_calls ?? []) n += countTokens(c.function.name) + countTokens(c.function.arguments);
+/**
+ * Places where the text can be cut without changing its token count: right after a newline, when the
+ * whitespace that follows holds no further line break and is followed by something other than "/".
+ * o200k's pre-tokenizer never joins across such a place (no piece continues past a newline except
+ * `[\r\n/]*` after punctuation and `\s*[\r\n]+` over blank lines, both excluded), and BPE merges stay
+ * inside pieces, so the count of the whole is the sum of the counts of the parts.
+ */
+export function cutPoints(text: string): number[] {
+  const cuts: number[] = [];
+  let i = text.indexOf("\n");
+  while (i >= 0 && i + 1 < text.length) {
+    let j = i + 1;
+    while (j < text.length && (text[j] === " " || text[j] === "\t")) j++;
+    const c = text[j];
+    if (c !== undefined && c !== "\n" && c !== "\r" && !/\s/.test(c) && !(j === i + 1 && c === "/")) cuts.push(i + 1);
+    i = text.indexOf("\n", i + 1);
+  }
+  return cuts;
+}
+
+const MIN_CHUNK = 512;
+
+/**
+ * Counts long texts chunk by chunk, remembering each chunk's count by its digest. Chunks end at cut
+ * points chosen by the content that follows them (a hash of the next line's start), so two replies that
+ * differ only in a few lines (a FHIR search reply's fresh bundle id and time) share all other chunks.
+ */
+export class TextTokens {
+  private readonly chunks = new Lru<string, number>(100_000);
+
+  count(text: string): number {
+    if (text.length < 2 * MIN_CHUNK) return this.chunk(text);
+    let n = 0;
+    let from = 0;
+    for (const cut of cutPoints(text)) {
+      if (cut - from >= MIN_CHUNK && boundary(text, cut)) {
+        n += this.chunk(text.slice(from, cut));
+        from = cut;
+      }
+    }
+    return n + this.chunk(text.slice(from));
+  }
+
+  private chunk(text: string): number {
+    if (text.length < 64) return countTokens(text);
+    const key = textDigest(text);
+    let n = this.chunks.get(key);
+    if (n === undefined) {
+      n = countTokens(text);
+      this.chunks.set(key, n);
+    }
+    return n;
+  }
+}
+
+/** One cut point in eight, by the 24 characters after it. */
+function boundary(text: string, at: number): boolean {
+  let h = 0x811c9dc5;
+  const end = Math.min(text.length, at + 24);
+  for (let i = at; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return ((h >>> 0) & 7) === 0;
+}
+
+/** Tokens of one message by the stand-in's rule (counts the whole text at once; the reference for tests). */
+export function messageTokens(m: Pick<Message, "content" | "tool_calls">, count: (text: string) => number = countTokens): number {
+  let n = m.content ? count(m.content) : 0;
+  for (const c of m.tool_calls ?? []) n += count(c.function.name) + count(c.function.arguments);
   return n;
 }
 
-/** The prompt repeats on every turn of an episode: counts are remembered by message digest. */
+/** The prompt repeats on every turn of an episode: counts are also remembered by message digest. */
 export class TokenCounter {
-  private readonly cache = new Lru<string, number>(50_000);
+  private readonly byDigest = new Lru<string, number>(50_000);
+  private readonly text = new TextTokens();
+  private readonly countText = (t: string) => this.text.count(t);
 
   count(m: Message, digest: string): number {
-    let n = this.cache.get(digest);
+    let n = this.byDigest.get(digest);
     if (n === undefined) {
-      n = messageTokens(m);
-      this.cache.set(digest, n);
+      n = messageTokens(m, this.countText);
+      this.byDigest.set(digest, n);
     }
     return n;
   }
@@ -33,7 +99,7 @@ export class TokenCounter {
   usage(messages: readonly Message[], digests: readonly string[], reply: Message): Usage {
     let prompt = 0;
     messages.forEach((m, i) => (prompt += this.count(m, digests[i]!)));
-    const completion = messageTokens(reply);
+    const completion = messageTokens(reply, this.countText);
     return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   }
 }
