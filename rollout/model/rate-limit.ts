@@ -2,17 +2,29 @@
 // with a per-minute capacity. Waiters are served in arrival order.
 import { sleep } from "./backoff.ts";
 
+/** Where time comes from (a test passes a clock it advances itself). */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+const REAL_CLOCK: Clock = { now: () => performance.now(), sleep };
+
 export class TokenBucket {
   private level: number;
-  private last = performance.now();
+  private last: number;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly perMinute: number) {
+  constructor(
+    private readonly perMinute: number,
+    private readonly clock: Clock = REAL_CLOCK,
+  ) {
     this.level = perMinute;
+    this.last = clock.now();
   }
 
   private refill(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     this.level = Math.min(this.perMinute, this.level + ((now - this.last) * this.perMinute) / 60_000);
     this.last = now;
   }
@@ -27,7 +39,7 @@ export class TokenBucket {
           this.level -= want;
           return;
         }
-        await sleep(((want - this.level) * 60_000) / this.perMinute, signal);
+        await this.clock.sleep(((want - this.level) * 60_000) / this.perMinute, signal);
       }
     });
     this.queue = turn.catch(() => undefined);
@@ -45,9 +57,9 @@ export class RateLimiter {
   private readonly requests?: TokenBucket;
   private readonly tokens?: TokenBucket;
 
-  constructor(limits: { rpm?: number; tpm?: number }) {
-    if (limits.rpm) this.requests = new TokenBucket(limits.rpm);
-    if (limits.tpm) this.tokens = new TokenBucket(limits.tpm);
+  constructor(limits: { rpm?: number; tpm?: number }, clock: Clock = REAL_CLOCK) {
+    if (limits.rpm) this.requests = new TokenBucket(limits.rpm, clock);
+    if (limits.tpm) this.tokens = new TokenBucket(limits.tpm, clock);
   }
 
   async acquire(estimatedTokens: number, signal?: AbortSignal): Promise<void> {
