@@ -7,7 +7,7 @@ import { ReportInputError, writeReport } from "../../rollout/index.ts";
 import { parseOptions, UsageError } from "./common.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
-import { checkOut, executeRun, runItems } from "./run-episodes.ts";
+import { checkOut, executeRun, runFlags, runItems } from "./run-episodes.ts";
 
 export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
   .extend({
@@ -32,17 +32,10 @@ export async function runEval(raw: unknown): Promise<number> {
   if (heldOut) process.stderr.write(`${heldOut} tasks left out: their patients are in --exclude-mrns-from\n`);
   const { code, summary } = await executeRun({
     command: "eval",
-    out: o.out,
     policy,
     items: runItems(tasks, o.samples),
     makeEnv: makeEnvFactory(store),
-    protocol: o.protocol,
-    maxRounds: o.maxRounds,
-    writes: o.writes,
-    concurrency: o.concurrency,
-    progress: o.progress,
-    retryErrors: o.retryErrors,
-    appendDifferent: o.appendDifferent,
+    ...runFlags(o),
     meta: { tasks: source, samples: o.samples },
   });
   if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { parseOptions, UsageError } from "./common.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
-import { checkOut, executeRun, runItems, type Shard } from "./run-episodes.ts";
+import { checkOut, executeRun, runFlags, runItems, type Shard } from "./run-episodes.ts";
 
 const ShardFlag = z
   .string()
@@ -61,17 +61,10 @@ export async function runRollout(raw: unknown): Promise<number> {
   );
   const { code } = await executeRun({
     command: "rollout",
-    out: o.out,
     policy,
     items,
     makeEnv: makeEnvFactory(store),
-    protocol: o.protocol,
-    maxRounds: o.maxRounds,
-    writes: o.writes,
-    concurrency: o.concurrency,
-    progress: o.progress,
-    retryErrors: o.retryErrors,
-    appendDifferent: o.appendDifferent,
+    ...runFlags(o),
     ...(o.targetCorrect !== undefined ? { targetCorrect: o.targetCorrect } : {}),
     ...(o.maxEpisodes !== undefined ? { maxEpisodes: o.maxEpisodes } : {}),
     ...(o.priceIn !== undefined ? { priceIn: o.priceIn } : {}),

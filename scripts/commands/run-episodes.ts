@@ -35,6 +35,21 @@ export function runItems(tasks: readonly Task[], samples: number, options: { shu
   return items.filter((it) => hash32(rowKey(it.task.suite, it.task.id, it.sample)) % shard.count === shard.index);
 }
 
+/** The run settings `eval` and `rollout` take from their flags alike. */
+export function runFlags(o: {
+  out: string;
+  protocol: "text" | "tools";
+  maxRounds: number;
+  writes: "execute" | "record";
+  concurrency: number;
+  progress: boolean;
+  retryErrors: boolean;
+  appendDifferent: boolean;
+}): Pick<RunJob, "out" | "protocol" | "maxRounds" | "writes" | "concurrency" | "progress" | "retryErrors" | "appendDifferent"> {
+  const { out, protocol, maxRounds, writes, concurrency, progress, retryErrors, appendDifferent } = o;
+  return { out, protocol, maxRounds, writes, concurrency, progress, retryErrors, appendDifferent };
+}
+
 export interface RunJob {
   command: "eval" | "rollout";
   out: string;
