@@ -37,6 +37,13 @@ export interface CompletionsOptions {
   maxRounds: number;
 }
 
+/** How a client marks a re-sent request: the openai client's `X-Stainless-Retry-Count` (> 0 on its own
+ *  retries), or an `Idempotency-Key` header that stays the same across a caller's own retries. */
+export interface Again {
+  retry: boolean;
+  key?: string;
+}
+
 /** A parsed request, with what several steps need computed once. */
 export interface Conversation {
   request: ChatRequest;
@@ -76,12 +83,17 @@ export class Completions {
     return { request, messages, digests, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
   }
 
-  /** The next turn. `retry`: the client says it is re-sending a request; a remembered reply is returned as it was. */
-  complete(c: Conversation, retry: boolean): ChatCompletion {
-    if (retry) {
-      const again = this.book.reply(c.key);
-      if (again) return again;
-    }
+  /** The next turn; a request the client says it is re-sending gets the reply it had, and moves nothing. */
+  complete(c: Conversation, again: Again = { retry: false }): ChatCompletion {
+    const idempotent = again.key !== undefined ? `idempotency:${textDigest(`${c.key}:${again.key}`)}` : undefined;
+    const remembered = (idempotent && this.book.reply(idempotent)) || (again.retry ? this.book.reply(c.key) : undefined);
+    if (remembered) return remembered;
+    const completion = this.next(c);
+    if (idempotent) this.book.remember(idempotent, completion);
+    return completion;
+  }
+
+  private next(c: Conversation): ChatCompletion {
     let lastAssistant = c.messages.length - 1;
     while (lastAssistant >= 0 && c.messages[lastAssistant]!.role !== "assistant") lastAssistant--;
     let sample: number | null = null;

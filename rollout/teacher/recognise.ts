@@ -2,6 +2,7 @@
 // context), whatever template wrapped them. Looked up once per distinct prompt.
 import type { Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
+import { textDigest } from "./digest.ts";
 import { Lru } from "./lru.ts";
 
 export class TaskIndex {
@@ -26,10 +27,11 @@ export class TaskIndex {
   recognise(messages: readonly Message[]): Task | undefined {
     const prompt = messages.find((m) => m.role === "user")?.content;
     if (!prompt) return undefined;
-    const cached = this.seen.get(prompt);
+    const key = textDigest(prompt);
+    const cached = this.seen.get(key);
     if (cached !== undefined) return cached ?? undefined;
     const task = this.find(prompt);
-    this.seen.set(prompt, task ?? null);
+    this.seen.set(key, task ?? null);
     return task;
   }
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
-import { Completions, type ChatCompletion, type Conversation } from "./completions.ts";
+import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest, parseChatRequest } from "./request.ts";
@@ -98,16 +98,17 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       req.socket.destroy();
       return;
     }
-    const retry = Number(req.headers["x-stainless-retry-count"] ?? 0) > 0;
-    const reply = fault ? injected(fault, conversation, retry) : { status: 200, body: completions.complete(conversation, retry) };
+    const idempotency = req.headers["idempotency-key"];
+    const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
+    const reply = fault ? injected(fault, conversation, again) : { status: 200, body: completions.complete(conversation, again) };
     send(res, requestId, reply, o.latencyMs + (fault === "slow" ? o.slowMs : 0));
   };
 
-  const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, retry: boolean): Send => {
+  const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, again: Again): Send => {
     const about = { sample: null, turn: `fault:${fault}` };
     switch (fault) {
       case "slow":
-        return { status: 200, body: completions.complete(c, retry) };
+        return { status: 200, body: completions.complete(c, again) };
       case "429":
         return {
           status: 429,

@@ -120,6 +120,16 @@ describe("teacher serve: episodes, retries and determinism", () => {
     expect(about(second).task_id).toBe(tasks[1]!.id);
   });
 
+  it("replays the reply of a request re-sent with the same Idempotency-Key", async () => {
+    const s = await serve({ errorRate: 0.5 });
+    const req = await firstRequest(config, tasks[4]!, "tools");
+    const c = client(s.url);
+    const key = { headers: { "Idempotency-Key": "episode-1-turn-0" } };
+    const first = await c.chat.completions.create(chatBody(req), key);
+    expect(await c.chat.completions.create(chatBody(req), key)).toEqual(first);
+    expect(about(await c.chat.completions.create(chatBody(req), { headers: { "Idempotency-Key": "episode-2-turn-0" } })).sample).toBe(1);
+  });
+
   it("answers a later turn re-sent without the retry header as before, when no other episode waits there", async () => {
     const s = await serve({ errorRate: 0 });
     const c = client(s.url);
