@@ -23,13 +23,16 @@ export function cutPoints(text: string): number[] {
   let i = text.indexOf("\n");
   while (i >= 0 && i + 1 < text.length) {
     let j = i + 1;
-    while (j < text.length && (text[j] === " " || text[j] === "\t")) j++;
-    const c = text[j];
-    if (c !== undefined && c !== "\n" && c !== "\r" && !/\s/.test(c) && !(j === i + 1 && c === "/")) cuts.push(i + 1);
+    let c = text.charCodeAt(j);
+    while (c === 32 || c === 9) c = text.charCodeAt(++j);
+    // Not the end, not another line break or other whitespace, not a "/" right after the newline.
+    if (j < text.length && c !== 10 && c !== 13 && !isSpace(c) && !(j === i + 1 && c === 47)) cuts.push(i + 1);
     i = text.indexOf("\n", i + 1);
   }
   return cuts;
 }
+
+const isSpace = (c: number) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 
 const MIN_CHUNK = 512;
 

@@ -1,11 +1,13 @@
 // The stand-in teacher (`ehrgym teacher serve`) through the real openai client over loopback HTTP:
 // /v1/models, both protocols, task recognition, usage, retries, determinism and error replies.
+import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer";
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig, Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { cutPoints, TextTokens } from "../../rollout/teacher/usage.ts";
 import { play } from "./world.ts";
 import { about, chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
@@ -103,6 +105,38 @@ describe("teacher serve: what a client sees", () => {
         messages.push(...(await env.envResponse(messages, state)).messages);
       }
     }
+  });
+});
+
+describe("teacher serve: token counts by chunks", () => {
+  it("cuts only where the count of the whole is the sum of the parts", () => {
+    const piece = fc.constantFrom("\n", " ", "  ", "/", "\r", ",", '"a"', "b", "12", ":", "{", "}", "\t", "é", "x/y", "\n\n", "\u00a0", "\u2003");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 300 }), (parts) => {
+        const text = parts.join("");
+        let from = 0;
+        let sum = 0;
+        for (const cut of cutPoints(text)) {
+          sum += countTokens(text.slice(from, cut));
+          from = cut;
+        }
+        return sum + countTokens(text.slice(from)) === countTokens(text);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("counts long FHIR replies exactly, cold and warm", async () => {
+    const env = environment(config, "text");
+    const texts: string[] = [];
+    for (const task of tasks.slice(0, 4)) {
+      const state = await env.setupState(task);
+      const turn = "GET http://localhost:8080/fhir/Observation?patient=" + (task.eval_MRN ?? "S0000000") + "&_count=60";
+      texts.push(...(await env.envResponse([...state.prompt, { role: "assistant", content: turn }], state)).messages.map((m) => m.content ?? ""));
+    }
+    expect(Math.max(...texts.map((t) => t.length))).toBeGreaterThan(8192);
+    const counter = new TextTokens();
+    for (let pass = 0; pass < 2; pass++) for (const t of texts) expect(counter.count(t)).toBe(countTokens(t));
   });
 });
 
