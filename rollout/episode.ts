@@ -67,7 +67,7 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
     for (;;) {
       let acted: AgentTurn | PolicyStep;
       try {
-        acted = await policy.act({ task, protocol: options.protocol, messages, ...(reset.tools ? { tools: reset.tools } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+        acted = await policy.act({ task, protocol: options.protocol, messages, ...(reset.tools ? { tools: reset.tools } : {}), ...(options.signal ? { signal: options.signal } : {}), episodeKey: `${task.suite}/${task.id}/${options.sample ?? 0}` });
       } catch (err) {
         if (err instanceof RunAborted || (err instanceof ModelError && err.fatal)) throw err;
         const status: RowStatus = err instanceof ModelError ? err.status : "error";

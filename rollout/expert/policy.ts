@@ -18,6 +18,8 @@ export interface PolicyInput {
   tools?: unknown[];
   /** Aborts the turn (Ctrl-C, run target reached). */
   signal?: AbortSignal;
+  /** The episode's key "suite/task_id/sample" (a model request's retries repeat it with the turn). */
+  episodeKey?: string;
 }
 
 /** A turn with what it cost: the model call's record, and a note on anything odd about the reply. */

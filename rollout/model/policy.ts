@@ -106,7 +106,10 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       const started = performance.now();
       stats.requests++;
       try {
-        const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal }).withResponse();
+        // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
+        const turn = input.messages.filter((m) => m.role === "assistant").length;
+        const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
+        const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal, ...(headers ? { headers } : {}) }).withResponse();
         const latencyMs = performance.now() - started;
         stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
