@@ -25,3 +25,16 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.in
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
+
+/** Keeps a server command running until SIGINT or SIGTERM, then closes the server. */
+export function closeOnSignal(server: { close(): Promise<void> }): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void server.close().then(resolve);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

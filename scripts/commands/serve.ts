@@ -7,7 +7,7 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { parseOptions, UsageError } from "./common.ts";
+import { parseOptions, UsageError, closeOnSignal } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -98,15 +98,7 @@ export async function runServe(raw: unknown): Promise<void> {
   );
   // Machine-readable line for wrappers that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ url, replica_id: o.replicaId, tasks: tasks.length })}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      void server.close().then(resolve);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await closeOnSignal(server);
 }
 
 export function registerServe(program: Command): void {

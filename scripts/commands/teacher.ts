@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
-import { collect, parseOptions, UsageError } from "./common.ts";
+import { collect, parseOptions, UsageError, closeOnSignal } from "./common.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 
@@ -81,15 +81,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
   );
   // Machine-readable line for wrappers that start it on port 0.
   process.stdout.write(`${JSON.stringify({ url: server.url, models: o.model, tasks: tasks.length, stand_in: true })}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      void server.close().then(resolve);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await closeOnSignal(server);
 }
 
 export function registerTeacher(program: Command): void {
