@@ -1,62 +1,54 @@
-// One Arrow IPC stream file, fed row by row, written in record batches serialized by apache-arrow.
-// Each batch is serialized on its own as a one-batch stream (schema, batch, end marker); the file
-// gets the schema message once, every batch message, and one end marker: a valid multi-batch
-// stream, written synchronously so memory holds one batch. Batches are cut at BATCH_ROWS rows or
-// BATCH_BYTES of text, far below the 2 GiB a Utf8 column of one batch can hold, so Utf8 always
-// suffices (no LargeUtf8 needed).
+// Arrow IPC stream files, written batch by batch with apache-arrow. Each record batch is serialized
+// on its own as a one-batch stream (schema, batch, end marker) and only its batch message kept, so
+// batches can be made apart (in worker threads) and a file is: the schema message once, every
+// batch message in order, one end marker: a valid multi-batch stream. Batches are cut at
+// BATCH_ROWS rows or BATCH_BYTES of input (what a worker holds at once), far below the 2 GiB a Utf8 column of one batch can hold,
+// so Utf8 always suffices (no LargeUtf8 needed).
 import { RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
 import { arrowSchema, arrowValue } from "./features.ts";
 import { CountedFile, type FileEntry } from "./files.ts";
 import { rowColumns, type TrlRow } from "./schema.ts";
 
-const BATCH_ROWS = 1000;
-const BATCH_BYTES = 16 << 20;
+export const BATCH_ROWS = 1000;
+export const BATCH_BYTES = 4 << 20;
 
-let shared: { schema: Schema; header: Uint8Array; eos: Uint8Array } | undefined;
-/** The schema, its stream header (the schema message) and the end-of-stream marker. */
+let shared: { schema: Schema; header: Uint8Array; eos: Uint8Array; columns: ReturnType<typeof rowColumns> } | undefined;
+/** The schema, its stream header (the schema message), the end-of-stream marker and the columns. */
 function streamParts() {
   if (!shared) {
     const schema = arrowSchema();
     const empty = tableToIPC(new Table(schema), "stream");
-    shared = { schema, header: empty.subarray(0, empty.length - 8), eos: empty.subarray(empty.length - 8) };
+    shared = { schema, header: empty.subarray(0, empty.length - 8), eos: empty.subarray(empty.length - 8), columns: rowColumns() };
   }
   return shared;
 }
 
+/** One record batch message of these rows (no schema message, no end marker). */
+export function arrowBatch(rows: readonly TrlRow[]): Uint8Array {
+  const { schema, header, eos, columns } = streamParts();
+  const values = rows.map((row) => Object.fromEntries(columns.map(([name, c]) => [name, arrowValue(c, row[name as keyof TrlRow])])));
+  const batch = new RecordBatch(schema, vectorFromArray(values, new Struct(schema.fields)).data[0]);
+  const bytes = tableToIPC(new Table([batch]), "stream");
+  return bytes.subarray(header.length, bytes.length - eos.length);
+}
+
 export class ArrowStreamFile {
   private readonly file: CountedFile;
-  private readonly parts = streamParts();
-  private readonly columns = rowColumns();
-  private batch: Record<string, unknown>[] = [];
-  private batchBytes = 0;
   private rows = 0;
 
   constructor(absPath: string, path: string) {
     this.file = new CountedFile(absPath, path);
-    this.file.write(Buffer.from(this.parts.header));
+    this.file.write(streamParts().header);
   }
 
-  /** `textBytes`: about how much string data the row holds (its JSON line length will do). */
-  add(row: TrlRow, textBytes: number): void {
-    this.batch.push(Object.fromEntries(this.columns.map(([name, c]) => [name, arrowValue(c, row[name as keyof TrlRow])])));
-    this.batchBytes += textBytes;
-    this.rows++;
-    if (this.batch.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) this.flush();
-  }
-
-  private flush(): void {
-    if (!this.batch.length) return;
-    const { schema, header, eos } = this.parts;
-    const batch = new RecordBatch(schema, vectorFromArray(this.batch, new Struct(schema.fields)).data[0]);
-    this.batch = [];
-    this.batchBytes = 0;
-    const bytes = tableToIPC(new Table([batch]), "stream");
-    this.file.write(Buffer.from(bytes.buffer, bytes.byteOffset + header.length, bytes.length - header.length - eos.length));
+  addBatch(message: Uint8Array, rows: number): void {
+    if (!rows) return;
+    this.file.write(message);
+    this.rows += rows;
   }
 
   close(): FileEntry {
-    this.flush();
-    this.file.write(Buffer.from(this.parts.eos));
+    this.file.write(streamParts().eos);
     return { ...this.file.close(), rows: this.rows };
   }
 }

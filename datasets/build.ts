@@ -1,23 +1,23 @@
-// `dataset build`: pass 1 streams the inputs into small entries and a spill file of converted
-// rows; the plan decides what stays and where; pass 2 reads the kept rows back by offset in
-// output order and writes every format. Everything lands in a temp folder renamed at the end.
+// `dataset build`: pass 1 scans the inputs (in byte ranges, on worker threads for large inputs)
+// into small entries that say where each row's line is; the plan decides what stays and where;
+// pass 2 reads the kept rows back from the inputs by offset, renders them in chunks on the workers
+// and writes the chunks in output order. Everything lands in a temp folder renamed at the end.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { EHRGYM_VERSION } from "../rollout/index.ts";
-import { ArrowStreamFile } from "./arrow.ts";
+import { ArrowStreamFile, BATCH_BYTES, BATCH_ROWS } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
-import { toOpenAiLine } from "./convert.ts";
+import { InputFiles, type Format, type RenderedChunk } from "./chunk.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { CountedFile, shardName, type FileEntry } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
+import { createBuildPool, defaultThreads } from "./pool.ts";
 import { scan, type Entry } from "./scan.ts";
-import type { TrlRow } from "./schema.ts";
-import { Spill } from "./spill.ts";
 
-export type Format = "trl" | "openai" | "arrow";
+export type { Format };
 
 export interface BuildOptions {
   inputs: string[];
@@ -36,6 +36,10 @@ export interface BuildOptions {
   force: boolean;
   /** The command line as given, for the manifest. */
   command: string;
+  /** Worker threads (0: this thread); default: this thread for small inputs, else one per core (at most 8). */
+  threads?: number;
+  /** Size of the byte ranges pass 1 scans apart (tests make it small). */
+  rangeBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -89,13 +93,62 @@ export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   }
 }
 
+/** Consecutive output rows of one shard, cut where an Arrow batch would be. */
+interface Chunk {
+  split: number;
+  shard: number;
+  shards: number;
+  rows: Entry[];
+}
+
+function chunksOf(splits: { entries: Entry[] }[], shardRows: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  splits.forEach((sp, split) => {
+    const shards = Math.ceil(sp.entries.length / shardRows);
+    for (let shard = 0; shard < shards; shard++) {
+      let rows: Entry[] = [];
+      let bytes = 0;
+      for (const e of sp.entries.slice(shard * shardRows, (shard + 1) * shardRows)) {
+        rows.push(e);
+        bytes += e.len;
+        if (rows.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
+          chunks.push({ split, shard, shards, rows });
+          rows = [];
+          bytes = 0;
+        }
+      }
+      if (rows.length) chunks.push({ split, shard, shards, rows });
+    }
+  });
+  return chunks;
+}
+
+/** Renders chunks in the pool, `ahead` at a time, and hands them back in order. */
+async function* inOrder(chunks: Chunk[], render: (c: Chunk) => Promise<RenderedChunk>, ahead: number): AsyncGenerator<[Chunk, RenderedChunk]> {
+  const pending: Promise<RenderedChunk>[] = [];
+  let next = 0;
+  const fill = () => {
+    while (next < chunks.length && pending.length < ahead) pending.push(render(chunks[next++]!));
+  };
+  fill();
+  for (let i = 0; i < chunks.length; i++) {
+    const rendered = await pending.shift()!;
+    fill();
+    yield [chunks[i]!, rendered];
+  }
+}
+
 async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (line: string) => void): Promise<Omit<BuildResult, "out">> {
-  const spill = new Spill(join(dir, ".spill"));
+  const inputBytes = o.inputs.reduce((n, p) => n + statSync(p).size, 0);
+  const pool = createBuildPool(o.threads ?? defaultThreads(inputBytes));
+  const inputs = new InputFiles();
   try {
-    const s = await scan(o.inputs, { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut, spill });
+    const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: heldOut.sources };
+    const s = await scan(o.inputs, filter, (t) => pool.scanRange(t), o.rangeBytes);
     for (const line of s.badExamples) log(`skipped ${line}`);
     if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
-    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, (e) => spill.read(e.off, e.len));
+    const converted = (e: Entry) => Buffer.from(`${JSON.stringify(inputs.trlRow(o.inputs[e.file]!, e))}\n`);
+    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, converted);
     const kept = plan.splits.reduce((n, sp) => n + sp.entries.length, 0);
     if (kept === 0) {
       const why =
@@ -106,50 +159,68 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
             : "every row was dropped by --dedupe/--max-per-task";
       throw new DatasetError(`no rows kept: ${why}`);
     }
+    for (const split of plan.splits) if (!split.entries.length) log(`split ${split.name} is empty (too few patients for its fraction): left out`);
+    const firstSplit = plan.splits.find((sp) => sp.entries.length)!;
+    const example = inputs.trlRow(o.inputs[firstSplit.entries[0]!.file]!, firstSplit.entries[0]!);
 
     const files: FileEntry[] = [];
-    const cardSplits: CardSplit[] = [];
-    let example: TrlRow | undefined;
-    for (const split of plan.splits) {
-      if (!split.entries.length) {
-        log(`split ${split.name} is empty (too few patients for its fraction): left out`);
-        continue;
+    const cardSplits: CardSplit[] = plan.splits.map((sp) => ({
+      name: sp.name,
+      rows: sp.entries.length,
+      jsonl: { files: [], bytes: 0 },
+      ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}),
+    }));
+    let shardFiles: { jsonl: CountedFile; arrow?: ArrowStreamFile } | undefined;
+    let openai: CountedFile | undefined;
+    const closeShard = (cs: CardSplit) => {
+      if (!shardFiles) return;
+      const j = shardFiles.jsonl.close();
+      files.push(j);
+      cs.jsonl.files.push(j.path);
+      cs.jsonl.bytes += j.bytes;
+      if (shardFiles.arrow && cs.arrow) {
+        const a = shardFiles.arrow.close();
+        files.push(a);
+        cs.arrow.files.push(a.path);
+        cs.arrow.bytes += a.bytes;
       }
-      const n = Math.ceil(split.entries.length / o.shardRows);
-      const cs: CardSplit = { name: split.name, rows: split.entries.length, jsonl: { files: [], bytes: 0 } };
-      if (o.formats.includes("arrow")) cs.arrow = { files: [], bytes: 0 };
-      const openai = o.formats.includes("openai") ? new CountedFile(join(dir, "openai", `${split.name}.jsonl`), `openai/${split.name}.jsonl`) : undefined;
-      for (let k = 0; k < n; k++) {
-        const name = shardName(split.name, k, n);
-        const jsonl = new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`);
-        const arrow = cs.arrow ? new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) : undefined;
-        for (const e of split.entries.slice(k * o.shardRows, (k + 1) * o.shardRows)) {
-          const line = spill.read(e.off, e.len);
-          jsonl.write(line, 1);
-          if (!arrow && !openai && example) continue;
-          const row = JSON.parse(line.toString("utf8")) as TrlRow;
-          example ??= row;
-          arrow?.add(row, line.length);
-          openai?.write(`${toOpenAiLine(row)}\n`, 1);
-        }
-        const j = jsonl.close();
-        files.push(j);
-        cs.jsonl.files.push(j.path);
-        cs.jsonl.bytes += j.bytes;
-        if (arrow && cs.arrow) {
-          const a = arrow.close();
-          files.push(a);
-          cs.arrow.files.push(a.path);
-          cs.arrow.bytes += a.bytes;
-        }
-      }
+      shardFiles = undefined;
+    };
+    const closeSplit = (cs: CardSplit) => {
+      closeShard(cs);
       if (openai) {
         const f = openai.close();
         files.push(f);
         cs.openai = f.path;
+        openai = undefined;
       }
-      cardSplits.push(cs);
+    };
+    const chunks = chunksOf(plan.splits, o.shardRows);
+    let at: { split: number; shard: number } | undefined;
+    const render = (c: Chunk) => pool.renderChunk({ paths: o.inputs, rows: c.rows.map(({ file, off, len }) => ({ file, off, len })), formats: o.formats });
+    for await (const [c, rendered] of inOrder(chunks, render, pool.threads + 1)) {
+      if (at?.split !== c.split || at.shard !== c.shard) {
+        if (at && at.split !== c.split) closeSplit(cardSplits[at.split]!);
+        else if (at) closeShard(cardSplits[at.split]!);
+        const split = plan.splits[c.split]!.name;
+        const name = shardName(split, c.shard, c.shards);
+        shardFiles = {
+          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`),
+          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) } : {}),
+        };
+        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`);
+        at = c;
+      }
+      shardFiles!.jsonl.write(rendered.jsonl, c.rows.length);
+      if (rendered.arrow) shardFiles!.arrow?.addBatch(rendered.arrow, c.rows.length);
+      if (rendered.openai) openai?.write(rendered.openai, c.rows.length);
     }
+    if (at) closeSplit(cardSplits[at.split]!);
+    o.inputs.forEach((path, i) => {
+      const now = statSync(path);
+      if (now.size !== s.stamps[i]!.size || now.mtimeMs !== s.stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
+    });
+    const nonEmptySplits = cardSplits.filter((cs) => cs.rows > 0);
 
     const finalEntries = plan.splits.flatMap((sp) => sp.entries);
     const counts = new Map<string, { suite: string; type: string; branch: string; perSplit: number[] }>();
@@ -179,7 +250,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
       name: o.name,
       license: o.license,
       ehrgymVersion: EHRGYM_VERSION,
-      splits: cardSplits,
+      splits: nonEmptySplits,
       counts: [...counts.values()]
         .map((c) => ({ ...c, perSplit: nonEmpty.map((i) => c.perSplit[i]!) }))
         .sort((a, b) => (`${a.suite}\u0000${a.type}\u0000${a.branch}` < `${b.suite}\u0000${b.type}\u0000${b.branch}` ? -1 : 1)),
@@ -199,7 +270,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
       excluded: { rows: s.excluded, patients: s.excludedPatients.size },
       noPatient: finalEntries.filter((e) => !e.patient).length,
       seeds: metaSeeds(o.inputs),
-      ...(example ? { example } : {}),
+      example,
     });
     const cardBytes = Buffer.from(card);
     writeFileSync(join(dir, "README.md"), cardBytes);
@@ -232,7 +303,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
     writeFileSync(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     return { rows: finalEntries.length, splits: manifest.splits, bad: s.bad, badExamples: s.badExamples, manifest };
   } finally {
-    spill.close();
-    rmSync(join(dir, ".spill"), { force: true });
+    inputs.close();
+    await pool.close();
   }
 }

@@ -81,6 +81,11 @@ export const OPENAI_LINE_FIELDS = ["messages", "tools", "parallel_tool_calls"] a
 
 /** One line of format openai: only what the upload accepts; assistant turns weighted 1 when the episode was correct. */
 export function toOpenAiLine(row: TrlRow): string {
+  return JSON.stringify(toOpenAiRecord(row));
+}
+
+/** The object toOpenAiLine serializes (messages first). */
+export function toOpenAiRecord(row: TrlRow): { messages: Record<string, unknown>[]; tools?: unknown[]; parallel_tool_calls: false } {
   const weight = row.reward === 1 ? 1 : 0;
   const messages = row.messages.map((m) => {
     const out: Record<string, unknown> = { role: m.role, content: m.content };
@@ -92,5 +97,5 @@ export function toOpenAiLine(row: TrlRow): string {
     if (m.role === "tool") out.tool_call_id = m.tool_call_id;
     return out;
   });
-  return JSON.stringify({ messages, ...(row.tools !== null ? { tools: JSON.parse(row.tools) as unknown[] } : {}), parallel_tool_calls: false });
+  return { messages, ...(row.tools !== null ? { tools: JSON.parse(row.tools) as unknown[] } : {}), parallel_tool_calls: false };
 }

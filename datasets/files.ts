@@ -1,6 +1,8 @@
-// Output files written synchronously through a buffer, with their sha256, size and row count.
+// Output files written synchronously through one reused buffer, with their sha256, size and row
+// count. Strings are encoded straight into that buffer: on rows of ~100 KB that is ~15x faster
+// than Buffer.from, which allocates (and the kernel maps and zeroes) a fresh buffer per row.
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, writevSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface FileEntry {
@@ -11,63 +13,96 @@ export interface FileEntry {
   sha256: string;
 }
 
-const FLUSH_AT = 4 << 20;
+const CHUNK = 4 << 20;
+
+/** Appends to an open file at its end (`size` so far), buffered; `onFlush` sees every byte in order. */
+export class Appender {
+  private readonly buf = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
+  /** Bytes appended so far (flushed or not), and those already in the file. */
+  size = 0;
+  flushed = 0;
+
+  constructor(
+    readonly fd: number,
+    private readonly onFlush?: (bytes: Buffer) => void,
+  ) {}
+
+  append(data: string | Uint8Array): void {
+    if (typeof data !== "string") return this.appendBytes(data);
+    // A UTF-16 unit is at most 3 UTF-8 bytes; only a string that may not fit needs its exact length.
+    if (data.length * 3 > CHUNK - this.used) {
+      const need = Buffer.byteLength(data);
+      if (need > CHUNK - this.used) this.flush();
+      if (need > CHUNK) return this.appendBytes(Buffer.from(data));
+    }
+    const n = this.buf.write(data, this.used);
+    this.used += n;
+    this.size += n;
+  }
+
+  private appendBytes(bytes: Uint8Array): void {
+    if (bytes.length > CHUNK - this.used) this.flush();
+    if (bytes.length > CHUNK) {
+      this.writeOut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      this.size += bytes.length;
+      return;
+    }
+    this.buf.set(bytes, this.used);
+    this.used += bytes.length;
+    this.size += bytes.length;
+  }
+
+  flush(): void {
+    if (!this.used) return;
+    this.writeOut(this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private writeOut(bytes: Buffer): void {
+    this.onFlush?.(bytes);
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, this.flushed + done);
+    this.flushed += bytes.length;
+  }
+}
 
 export class CountedFile {
   private readonly fd: number;
   private readonly hash: Hash = createHash("sha256");
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  bytes = 0;
+  private readonly out: Appender;
   rows = 0;
 
   constructor(
-    private readonly absPath: string,
+    absPath: string,
     readonly path: string,
   ) {
     mkdirSync(dirname(absPath), { recursive: true });
     this.fd = openSync(absPath, "w");
+    this.out = new Appender(this.fd, (bytes) => this.hash.update(bytes));
   }
 
-  write(data: string | Buffer, rows = 0): void {
-    const buf = typeof data === "string" ? Buffer.from(data) : data;
-    this.hash.update(buf);
-    this.bytes += buf.length;
+  get bytes(): number {
+    return this.out.size;
+  }
+
+  write(data: string | Uint8Array, rows = 0): void {
+    this.out.append(data);
     this.rows += rows;
-    this.pending.push(buf);
-    this.pendingBytes += buf.length;
-    if (this.pendingBytes >= FLUSH_AT) this.flush();
   }
 
-  private flush(): void {
-    if (!this.pendingBytes) return;
-    writeAllv(this.fd, this.pending);
-    this.pending = [];
-    this.pendingBytes = 0;
+  /** `text` and a newline (appended apart: concatenating a large string first would copy it). */
+  writeLine(text: string): void {
+    this.out.append(text);
+    this.out.append("\n");
+    this.rows++;
   }
 
   close(): FileEntry {
-    this.flush();
+    this.out.flush();
     closeSync(this.fd);
-    return { path: this.path, rows: this.rows, bytes: this.bytes, sha256: this.hash.digest("hex") };
+    return { path: this.path, rows: this.rows, bytes: this.out.size, sha256: this.hash.digest("hex") };
   }
 }
 
 /** `name-0000K-of-0000N` (the Hub's shard naming). */
 export const shardName = (split: string, k: number, n: number) => `${split}-${String(k).padStart(5, "0")}-of-${String(n).padStart(5, "0")}`;
-
-/** Writes every buffer, in order, without concatenating them first (writev, IOV_MAX at a time). */
-export function writeAllv(fd: number, buffers: Buffer[], position?: number): number {
-  let total = 0;
-  let queue = buffers.filter((b) => b.length);
-  while (queue.length) {
-    const slice = queue.slice(0, 1024);
-    let n = position === undefined ? writevSync(fd, slice) : writevSync(fd, slice, position + total);
-    total += n;
-    // a short write: drop what went out and continue from the rest
-    let i = 0;
-    while (i < slice.length && n >= slice[i]!.length) n -= slice[i++]!.length;
-    queue = [...(i < slice.length && n > 0 ? [slice[i]!.subarray(n)] : i < slice.length ? [slice[i]!] : []), ...slice.slice(i + 1), ...queue.slice(1024)];
-  }
-  return total;
-}

@@ -1,11 +1,14 @@
-// Pass 1 of a build: stream every input line, validate it as an episode row, filter, convert, park
-// the converted line in the spill file, and keep only a small entry per row in memory.
+// Pass 1 of a build: every input line validated as an episode row and filtered, keeping only a
+// small entry per row (where its line is, what the plan needs). Inputs are cut into byte ranges at
+// line starts so ranges can be scanned in parallel (worker threads); the merge is in range order,
+// so the result does not depend on how many ranges ran where.
 import { createHash } from "node:crypto";
+import { createReadStream, openSync, readSync, closeSync, statSync } from "node:fs";
 import { EpisodeRow } from "../rollout/index.ts";
-import { assistantHash, canonicalJson, toTrlRow } from "./convert.ts";
-import type { HeldOut } from "./exclude.ts";
+import { assistantHash, canonicalJson, toTrlMessages } from "./convert.ts";
+import { HeldOut, type ExcludeSource } from "./exclude.ts";
 import { readLines } from "./lines.ts";
-import type { Spill } from "./spill.ts";
+import { rowId } from "./convert.ts";
 
 export interface Entry {
   id: string;
@@ -15,6 +18,8 @@ export interface Entry {
   patient: string;
   /** Assistant turns' hash (with --dedupe). */
   ahash: string;
+  /** The row's line: index into the inputs, byte offset and length (no newline). */
+  file: number;
   off: number;
   len: number;
   /** Index into ScanResult.sources. */
@@ -58,121 +63,207 @@ export interface ScanResult {
   excludedPatients: Set<string>;
   /** Kept rows with no MRN (older rows): their split is chosen per task. */
   noPatient: number;
+  /** Size and modification time of each input when scanned (pass 2 reads the rows back from them). */
+  stamps: { size: number; mtimeMs: number }[];
 }
 
-export interface ScanOptions {
+export interface RowFilter {
   keep: "correct" | "all";
   minReward?: number;
   dedupe: boolean;
-  heldOut: HeldOut;
-  spill: Spill;
+  heldOut: ExcludeSource[];
   maxBadExamples?: number;
 }
 
-export async function scan(paths: string[], o: ScanOptions): Promise<ScanResult> {
-  const r: ScanResult = {
-    entries: [],
-    sources: [],
-    inputs: [],
-    valid: 0,
-    passByModel: new Map(),
-    bad: 0,
-    badExamples: [],
-    filtered: 0,
-    excluded: 0,
-    excludedPatients: new Set(),
-    noPatient: 0,
-  };
+/** One byte range of one input, scanned on its own. */
+export interface RangeTask extends RowFilter {
+  path: string;
+  file: number;
+  start: number;
+  end: number;
+}
+
+export interface RangeScan {
+  entries: Entry[];
+  sources: SourceInfo[];
+  valid: number;
+  pass: [model: string, n: number, correct: number][];
+  bad: number;
+  /** Line numbers counted from the range's start. */
+  badExamples: { line: number; why: string }[];
+  filtered: number;
+  excluded: number;
+  excludedPatients: string[];
+  noPatient: number;
+  lines: number;
+}
+
+export async function scanRange(t: RangeTask): Promise<RangeScan> {
+  const r: RangeScan = { entries: [], sources: [], valid: 0, pass: [], bad: 0, badExamples: [], filtered: 0, excluded: 0, excludedPatients: [], noPatient: 0, lines: 0 };
+  const heldOut = new HeldOut(t.heldOut);
+  const excluded = new Set<string>();
+  const pass = new Map<string, { n: number; correct: number }>();
   const sourceIndex = new Map<string, number>();
   const strings = new Map<string, string>();
   const intern = (s: string) => strings.get(s) ?? (strings.set(s, s), s);
-  const bad = (where: string, why: string) => {
+  const bad = (line: number, why: string) => {
     r.bad++;
-    if (r.badExamples.length < (o.maxBadExamples ?? 5)) r.badExamples.push(`${where}: ${why}`);
+    if (r.badExamples.length < (t.maxBadExamples ?? 5)) r.badExamples.push({ line, why });
   };
 
-  for (const path of paths) {
-    const hash = createHash("sha256");
-    let bytes = 0;
-    let lines = 0;
-    for await (const line of readLines(path, (chunk) => {
-      hash.update(chunk);
-      bytes += chunk.length;
-    })) {
-      lines = line.lineNo;
-      if (!line.text.trim()) continue;
-      const where = `${path}:${line.lineNo}`;
-      let json: unknown;
-      try {
-        json = JSON.parse(line.text);
-      } catch {
-        bad(where, line.terminated ? "not a JSON line" : "torn last line (no newline, not JSON)");
-        continue;
-      }
-      const parsed = EpisodeRow.safeParse(json);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        bad(where, `not an episode row: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
-        continue;
-      }
-      const row = parsed.data;
-      if (!row.messages.some((m) => m.role === "assistant")) {
-        bad(where, "transcript without an assistant turn");
-        continue;
-      }
-      r.valid++;
-      const pass = r.passByModel.get(row.policy.model) ?? { n: 0, correct: 0 };
-      pass.n++;
-      if (row.reward === 1) pass.correct++;
-      r.passByModel.set(row.policy.model, pass);
+  for await (const line of readLines(t.path, { start: t.start, end: t.end })) {
+    r.lines = line.lineNo;
+    if (!line.text.trim()) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(line.text);
+    } catch {
+      bad(line.lineNo, line.terminated ? "not a JSON line" : "torn last line (no newline, not JSON)");
+      continue;
+    }
+    const parsed = EpisodeRow.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      bad(line.lineNo, `not an episode row: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
+      continue;
+    }
+    const row = parsed.data;
+    if (!row.messages.some((m) => m.role === "assistant")) {
+      bad(line.lineNo, "transcript without an assistant turn");
+      continue;
+    }
+    r.valid++;
+    const p = pass.get(row.policy.model) ?? { n: 0, correct: 0 };
+    p.n++;
+    if (row.reward === 1) p.correct++;
+    pass.set(row.policy.model, p);
 
-      if ((o.keep === "correct" && row.reward !== 1) || (o.minReward !== undefined && row.reward < o.minReward)) {
-        r.filtered++;
+    if ((t.keep === "correct" && row.reward !== 1) || (t.minReward !== undefined && row.reward < t.minReward)) {
+      r.filtered++;
+      continue;
+    }
+    const patient = row.mrn ?? "";
+    const hit = heldOut.hit(
+      patient,
+      row.messages.flatMap((m) => [m.content ?? null, ...(m.tool_calls ?? []).map((c) => c.function.arguments)]),
+    );
+    if (hit) {
+      r.excluded++;
+      excluded.add(hit);
+      continue;
+    }
+    const source: SourceInfo = {
+      kind: row.policy.kind,
+      model: row.policy.model,
+      base_url_host: row.policy.base_url_host ?? null,
+      sampling: row.policy.sampling ?? null,
+      protocol: row.protocol,
+      ehrgym_version: row.ehrgym_version ?? null,
+    };
+    const sourceKey = canonicalJson(source);
+    let src = sourceIndex.get(sourceKey);
+    if (src === undefined) {
+      src = r.sources.length;
+      sourceIndex.set(sourceKey, src);
+      r.sources.push(source);
+    }
+    if (!patient) r.noPatient++;
+    r.entries.push({
+      id: rowId(row),
+      task: intern(`${row.suite}\u0000${row.task_id}`),
+      sample: row.sample,
+      patient: intern(patient),
+      ahash: t.dedupe ? assistantHash(toTrlMessages(row.messages)) : "",
+      file: t.file,
+      off: line.offset,
+      len: line.bytes,
+      src,
+      suite: intern(row.suite),
+      type: intern(row.type),
+      branch: intern(row.branch ?? ""),
+      reward: row.reward,
+    });
+  }
+  r.pass = [...pass.entries()].map(([model, { n, correct }]) => [model, n, correct]);
+  r.excludedPatients = [...excluded];
+  return r;
+}
+
+const RANGE_BYTES = 32 << 20;
+
+/** Cuts a file into ranges of about `RANGE_BYTES`, each starting at a line start. */
+export function splitRanges(path: string, size: number, rangeBytes = RANGE_BYTES): { start: number; end: number }[] {
+  const cuts = [0];
+  const fd = openSync(path, "r");
+  try {
+    const window = Buffer.allocUnsafe(1 << 16);
+    for (let at = rangeBytes; at < size; ) {
+      const n = readSync(fd, window, 0, window.length, at);
+      if (n === 0) break;
+      const nl = window.subarray(0, n).indexOf(10);
+      if (nl === -1) {
+        at += n;
         continue;
       }
-      const trl = toTrlRow(row);
-      const hit = o.heldOut.hit(
-        trl.patient,
-        trl.messages.flatMap((m) => [m.content, ...(m.tool_calls ?? []).map((c) => c.function.arguments)]),
-      );
-      if (hit) {
-        r.excluded++;
-        r.excludedPatients.add(hit);
-        continue;
-      }
-      const source: SourceInfo = {
-        kind: row.policy.kind,
-        model: row.policy.model,
-        base_url_host: row.policy.base_url_host ?? null,
-        sampling: row.policy.sampling ?? null,
-        protocol: row.protocol,
-        ehrgym_version: row.ehrgym_version ?? null,
-      };
-      const sourceKey = canonicalJson(source);
-      let src = sourceIndex.get(sourceKey);
-      if (src === undefined) {
-        src = r.sources.length;
-        sourceIndex.set(sourceKey, src);
+      const cut = at + nl + 1;
+      if (cut >= size) break;
+      cuts.push(cut);
+      at = cut + rangeBytes;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return cuts.map((start, i) => ({ start, end: cuts[i + 1] ?? size }));
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+/** Scans every input, its ranges through `run` (in this thread or a worker pool), and merges the results in input order. */
+export async function scan(paths: string[], filter: RowFilter, run: (t: RangeTask) => Promise<RangeScan>, rangeBytes?: number): Promise<ScanResult> {
+  const stamps = paths.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
+  const tasks = paths.flatMap((path, file) => splitRanges(path, stamps[file]!.size, rangeBytes).map((range) => ({ ...filter, path, file, ...range })));
+  const [parts, hashes] = await Promise.all([Promise.all(tasks.map(run)), Promise.all(paths.map(sha256File))]);
+
+  const r: ScanResult = { entries: [], sources: [], inputs: [], valid: 0, passByModel: new Map(), bad: 0, badExamples: [], filtered: 0, excluded: 0, excludedPatients: new Set(), noPatient: 0, stamps };
+  const sourceIndex = new Map<string, number>();
+  const strings = new Map<string, string>();
+  const intern = (s: string) => strings.get(s) ?? (strings.set(s, s), s);
+  const linesBefore = paths.map(() => 0);
+  const max = filter.maxBadExamples ?? 5;
+  parts.forEach((part, i) => {
+    const { path, file } = tasks[i]!;
+    const global = part.sources.map((source) => {
+      const key = canonicalJson(source);
+      let g = sourceIndex.get(key);
+      if (g === undefined) {
+        g = r.sources.length;
+        sourceIndex.set(key, g);
         r.sources.push(source);
       }
-      const at = o.spill.append(`${JSON.stringify(trl)}\n`);
-      if (!trl.patient) r.noPatient++;
-      r.entries.push({
-        id: trl.id,
-        task: intern(`${trl.suite}\u0000${trl.task_id}`),
-        sample: trl.sample,
-        patient: intern(trl.patient),
-        ahash: o.dedupe ? assistantHash(trl.messages) : "",
-        off: at.off,
-        len: at.len,
-        src,
-        suite: intern(trl.suite),
-        type: intern(trl.type),
-        branch: intern(trl.branch ?? ""),
-        reward: trl.reward,
-      });
+      return g;
+    });
+    for (const e of part.entries) {
+      r.entries.push({ ...e, task: intern(e.task), patient: intern(e.patient), suite: intern(e.suite), type: intern(e.type), branch: intern(e.branch), src: global[e.src]! });
     }
-    r.inputs.push({ path, bytes, sha256: hash.digest("hex"), lines });
-  }
+    for (const b of part.badExamples) if (r.badExamples.length < max) r.badExamples.push(`${path}:${linesBefore[file]! + b.line}: ${b.why}`);
+    linesBefore[file]! += part.lines;
+    r.valid += part.valid;
+    r.bad += part.bad;
+    r.filtered += part.filtered;
+    r.excluded += part.excluded;
+    r.noPatient += part.noPatient;
+    for (const p of part.excludedPatients) r.excludedPatients.add(p);
+    for (const [model, n, correct] of part.pass) {
+      const p = r.passByModel.get(model) ?? { n: 0, correct: 0 };
+      p.n += n;
+      p.correct += correct;
+      r.passByModel.set(model, p);
+    }
+  });
+  r.inputs = paths.map((path, i) => ({ path, bytes: stamps[i]!.size, sha256: hashes[i]!, lines: linesBefore[i]! }));
   return r;
 }

@@ -31,6 +31,7 @@ export const BuildFlags = z
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -").optional(),
     license: z.string().min(1).default("mit"),
     shardRows: z.coerce.number().int().min(1).default(50_000),
+    threads: z.coerce.number().int().min(0).max(64).optional(),
     force: z.boolean().default(false),
   })
   .strict();
@@ -72,6 +73,7 @@ async function runBuild(raw: unknown): Promise<number> {
       name: o.name ?? basename(resolve(o.out)),
       license: o.license,
       shardRows: o.shardRows,
+      ...(o.threads !== undefined ? { threads: o.threads } : {}),
       force: o.force,
       command: commandLine(),
       log: (line) => process.stderr.write(`${line}\n`),
@@ -207,6 +209,7 @@ export function registerDataset(program: Command): void {
     .option("--name <name>", "dataset name (default: the --out folder's name)")
     .option("--license <id>", "licence id for the card", "mit")
     .option("--shard-rows <n>", "rows per shard file", "50000")
+    .option("--threads <n>", "worker threads (0: none; default: one per core, at most 8, on machines of more than 2 cores, for inputs over 64 MB)")
     .option("--force", "replace an existing --out")
     .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
   dataset

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cardFeatures, hfFeatures, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, rowColumns, toolCallProblems, TrlRow } from "../../datasets/index.ts";
+import { buildDataset, cardFeatures, hfFeatures, type Format, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, rowColumns, toolCallProblems, TrlRow } from "../../datasets/index.ts";
 import type { EpisodeRowInput } from "../../rollout/index.ts";
 import { expertRows, toJsonl } from "./fixture.ts";
 import { arrowRowsApache, arrowRowsFlechette, cli, readJsonl, tree } from "./helpers.ts";
@@ -199,7 +199,8 @@ describe("dataset build: determinism", () => {
       return path;
     });
     const again = join(dir, "again");
-    const r = build("--from", parts[2]!, parts[0]!, parts[1]!, "--out", again, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
+    // on two worker threads this time (the default runs inputs this small in one thread)
+    const r = build("--from", parts[2]!, parts[0]!, parts[1]!, "--out", again, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test", "--threads", "2");
     expect(r.status, r.stderr).toBe(0);
     const a = tree(ds);
     const b = tree(again);
@@ -329,6 +330,24 @@ describe("dataset build: bad input", () => {
     expect(r.stderr).toContain(`${file}:7: torn last line`);
     expect(r.stdout).toMatch(/invalid 3/);
     expect(allRows(out).length).toBe(rows.slice(0, 4).filter((x) => x.reward === 1).length);
+  });
+
+  it("scans inputs in byte ranges on worker threads as it does in one piece: the same files, bad lines named alike", async () => {
+    const file = join(dir, "ranged.jsonl");
+    const good = toJsonl(rows);
+    writeFileSync(file, `${good}not json\n${good.split("\n").slice(0, 3).join("\n")}\n{"torn":`);
+    const opts = { inputs: [file], keep: "correct" as const, dedupe: false, splits: [{ name: "train", fraction: 0.5 }, { name: "test", fraction: 0.5 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "ranged", license: "mit", shardRows: 7, force: true, command: "test" };
+    const logs: string[][] = [[], []];
+    const one = await buildDataset({ ...opts, out: join(dir, "ranged-one"), threads: 0, log: (l) => logs[0]!.push(l) });
+    const many = await buildDataset({ ...opts, out: join(dir, "ranged-many"), threads: 2, rangeBytes: 20_000, log: (l) => logs[1]!.push(l) });
+    expect(many.manifest.files).toEqual(one.manifest.files);
+    expect(many.manifest.counts).toEqual(one.manifest.counts);
+    expect(logs[1]).toEqual(logs[0]);
+    const lines = good.split("\n").length;
+    expect(logs[0]).toContain(`skipped ${file}:${lines}: not a JSON line`);
+    expect(logs[0]).toContain(`skipped ${file}:${lines + 4}: torn last line (no newline, not JSON)`);
+    const a = tree(join(dir, "ranged-one"));
+    for (const [path, bytes] of tree(join(dir, "ranged-many"))) expect(bytes.equals(a.get(path)!), path).toBe(true);
   });
 
   it("fails with one line when no row is kept, and leaves nothing behind", () => {

@@ -1,0 +1,124 @@
+// Pass 2's unit of work: consecutive output rows, read back from the inputs by offset, converted
+// and rendered in every format (a JSONL slice, an openai slice, one Arrow record batch). Chunks are
+// independent, so worker threads render them while the main thread writes them in order.
+import { closeSync, openSync, readSync } from "node:fs";
+import { EpisodeRow } from "../rollout/index.ts";
+import { arrowBatch } from "./arrow.ts";
+import { toOpenAiRecord, toTrlRow } from "./convert.ts";
+import { lineText } from "./lines.ts";
+import type { TrlRow } from "./schema.ts";
+
+export type Format = "trl" | "openai" | "arrow";
+
+const RowHead = EpisodeRow.omit({ messages: true, checks: true, turns: true });
+
+export interface RowRef {
+  file: number;
+  off: number;
+  len: number;
+}
+
+export interface ChunkTask {
+  paths: string[];
+  rows: RowRef[];
+  formats: Format[];
+}
+
+export interface RenderedChunk {
+  jsonl: Uint8Array;
+  openai?: Uint8Array;
+  arrow?: Uint8Array;
+}
+
+/** The inputs a chunk reads, opened once per chunk. */
+export class InputFiles {
+  private readonly fds = new Map<string, number>();
+
+  /** A row's line (pass 1 gave its offset and length), without the newline or a trailing CR. */
+  line(path: string, ref: Pick<RowRef, "off" | "len">): string {
+    let fd = this.fds.get(path);
+    if (fd === undefined) this.fds.set(path, (fd = openSync(path, "r")));
+    const buf = Buffer.allocUnsafe(ref.len);
+    for (let got = 0; got < ref.len; ) {
+      const n = readSync(fd, buf, got, ref.len - got, ref.off + got);
+      if (n === 0) throw new Error(`${path} is shorter than when it was scanned (changed during the build?)`);
+      got += n;
+    }
+    return lineText(buf);
+  }
+
+  /**
+   * A scanned row converted again. Pass 1 validated it whole; here only the fields around the
+   * transcript go through the schema again (for its defaults and the older policy shape): on rows
+   * this size checking every message costs about as much as JSON.parse.
+   */
+  trlRow(path: string, ref: Pick<RowRef, "off" | "len">): TrlRow {
+    const raw = JSON.parse(this.line(path, ref)) as { messages: EpisodeRow["messages"] };
+    return toTrlRow({ ...RowHead.parse(raw), messages: raw.messages, checks: [] });
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+}
+
+/** Text encoded into one growing buffer (large strings encoded in place, not allocated one by one). */
+class ByteBuilder {
+  private buf: Buffer;
+  private used = 0;
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafeSlow(Math.max(1024, capacity));
+  }
+  text(text: string): void {
+    const room = this.buf.length - this.used;
+    if (text.length * 3 > room) {
+      const need = Buffer.byteLength(text);
+      if (need > room) this.grow(need);
+    }
+    this.used += this.buf.write(text, this.used);
+  }
+
+  /**
+   * JSON.stringify(record) and a newline, byte for byte, written a message at a time: a whole
+   * row's text (~100 KB) would be a large-object string V8 allocates and copies twice (a JSON
+   * result is a rope until flattened), each message's text is not.
+   */
+  jsonLine(record: { messages: readonly unknown[] }): void {
+    this.text('{"messages":[');
+    record.messages.forEach((m, i) => this.text(i ? `,${JSON.stringify(m)}` : JSON.stringify(m)));
+    const rest = JSON.stringify({ ...record, messages: undefined });
+    this.text(rest === "{}" ? "]}\n" : `],${rest.slice(1)}\n`);
+  }
+  private grow(need: number): void {
+    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + need));
+    this.buf.copy(next, 0, 0, this.used);
+    this.buf = next;
+  }
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.used);
+  }
+}
+
+export function renderChunk(t: ChunkTask): RenderedChunk {
+  const estimate = t.rows.reduce((n, r) => n + r.len, 0) + t.rows.length;
+  const jsonl = new ByteBuilder(estimate);
+  const openai = t.formats.includes("openai") ? new ByteBuilder(estimate) : undefined;
+  const arrowRows: TrlRow[] | undefined = t.formats.includes("arrow") ? [] : undefined;
+  const inputs = new InputFiles();
+  try {
+    for (const ref of t.rows) {
+      const row = inputs.trlRow(t.paths[ref.file]!, ref);
+      jsonl.jsonLine(row);
+      if (openai) openai.jsonLine(toOpenAiRecord(row));
+      arrowRows?.push(row);
+    }
+  } finally {
+    inputs.close();
+  }
+  return {
+    jsonl: jsonl.bytes(),
+    ...(openai ? { openai: openai.bytes() } : {}),
+    ...(arrowRows ? { arrow: arrowBatch(arrowRows) } : {}),
+  };
+}
