@@ -3,11 +3,12 @@
 import type { Message } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
+import { BodyReader, type Body } from "./bodies.ts";
 import { combine, messageDigest, textDigest } from "./digest.ts";
 import { EpisodeBook } from "./episodes.ts";
 import { orphanState, playTurn } from "./player.ts";
 import { TaskIndex } from "./recognise.ts";
-import { invalidRequest, toMessages, type ChatRequest } from "./request.ts";
+import { invalidRequest } from "./request.ts";
 import { TokenCounter, type Usage } from "./usage.ts";
 
 export interface ChatCompletion {
@@ -45,10 +46,7 @@ export interface Again {
 }
 
 /** A parsed request, with what several steps need computed once. */
-export interface Conversation {
-  request: ChatRequest;
-  messages: Message[];
-  digests: string[];
+export interface Conversation extends Body {
   protocol: Protocol;
   task: Task;
   /** Digest of the whole request (what a retry repeats). */
@@ -59,6 +57,9 @@ export class Completions {
   readonly index: TaskIndex;
   private readonly book: EpisodeBook<ChatCompletion>;
   private readonly tokens = new TokenCounter();
+  private readonly bodies = new BodyReader();
+  /** Digests of tools lists by identity: a body read as an extension of the one before shares its list. */
+  private readonly toolsKeys = new WeakMap<object, string>();
   private served = 0;
 
   constructor(readonly options: CompletionsOptions) {
@@ -66,9 +67,15 @@ export class Completions {
     this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
   }
 
+  /** The request in a body (a 400 naming the problem when it is not JSON or not a chat request). `key` is
+   *  the request's Idempotency-Key; the reader keeps the episode's body when the key names one. */
+  read(raw: Buffer, key?: string): Body {
+    return this.bodies.read(raw, key);
+  }
+
   /** Recognises the task (a 400 naming the problem when none matches). */
-  conversation(request: ChatRequest): Conversation {
-    const messages = toMessages(request);
+  conversation(body: Body): Conversation {
+    const { request, messages, digests } = body;
     const task = this.index.recognise(messages);
     if (!task) {
       throw invalidRequest(
@@ -77,10 +84,18 @@ export class Completions {
         "unrecognised_conversation",
       );
     }
-    const digests = messages.map(messageDigest);
     const protocol: Protocol = request.tools?.length ? "tools" : "text";
-    const toolsKey = request.tools?.length ? textDigest(JSON.stringify(request.tools)) : "";
-    return { request, messages, digests, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
+    const toolsKey = request.tools?.length ? this.toolsKey(request.tools) : "";
+    return { ...body, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
+  }
+
+  private toolsKey(tools: object): string {
+    let key = this.toolsKeys.get(tools);
+    if (key === undefined) {
+      key = textDigest(JSON.stringify(tools));
+      this.toolsKeys.set(tools, key);
+    }
+    return key;
   }
 
   /** The next turn; a request the client says it is re-sending gets the reply it had, and moves nothing. */
@@ -117,6 +132,7 @@ export class Completions {
     );
     const replyDigest = messageDigest(turn.message);
     if (turn.next) this.book.park(combine([...c.digests, replyDigest]), turn.next);
+    else if (c.episode !== undefined) this.bodies.forget(c.episode);
     const completion = this.shape(c, turn.message, { sample, turn: turn.did });
     this.book.remember(c.key, completion);
     return completion;

@@ -1,6 +1,6 @@
 // Canonical digests of chat messages: what identifies a conversation however the client re-serialises it
 // (null vs "" content, extra fields such as `refusal`), so a conversation prefix can key episode state.
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type { Message } from "../../env/core/index.ts";
 
 const SEP = "\u0001";
@@ -23,5 +23,5 @@ export function combine(parts: readonly string[]): string {
 }
 
 export function textDigest(text: string): string {
-  return createHash("sha1").update(text).digest("hex");
+  return hash("sha1", text, "hex");
 }

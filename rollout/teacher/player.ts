@@ -48,19 +48,19 @@ export function orphanState(id: string, messages: readonly Message[], protocol: 
   return { id, plan: { mistake: null, at: 0, seed: 0 }, ops: "r".repeat(realReplies(messages, protocol).length), applied: true };
 }
 
-/** The environment's replies to each request, in request order, unparsed (undefined: not answered). */
-function realReplies(messages: readonly Message[], protocol: Protocol): (string | undefined)[] {
-  const out: (string | undefined)[] = [];
+/** The messages carrying the environment's replies to each request, in request order (undefined: not answered). */
+function realReplies(messages: readonly Message[], protocol: Protocol): (Message | undefined)[] {
+  const out: (Message | undefined)[] = [];
   if (protocol === "text") {
     messages.forEach((m, i) => {
       if (m.role !== "assistant") return;
       const next = messages[i + 1];
-      out.push(next?.role === "user" ? (next.content ?? "") : undefined);
+      out.push(next?.role === "user" ? next : undefined);
     });
     return out;
   }
-  const byCall = new Map<string, string>();
-  for (const m of messages) if (m.role === "tool" && m.tool_call_id) byCall.set(m.tool_call_id, m.content ?? "");
+  const byCall = new Map<string, Message>();
+  for (const m of messages) if (m.role === "tool" && m.tool_call_id) byCall.set(m.tool_call_id, m);
   for (const m of messages) {
     if (m.role !== "assistant") continue;
     for (const c of m.tool_calls ?? []) if (c.function.name !== "finish") out.push(byCall.get(c.id));
@@ -68,13 +68,24 @@ function realReplies(messages: readonly Message[], protocol: Protocol): (string 
   return out;
 }
 
-function expertReplies(state: EpisodeState, real: (string | undefined)[], protocol: Protocol): Reply[] {
-  const parse = protocol === "text" ? parseTextReply : parseToolReply;
+// Every turn replays the expert over all replies so far. An episode's next request reuses the message
+// objects of the one before (bodies.ts), so each reply is parsed once; the expert only reads the results.
+const parsed: Record<Protocol, WeakMap<Message, Reply>> = { text: new WeakMap(), tools: new WeakMap() };
+function parseReply(m: Message, protocol: Protocol): Reply {
+  let reply = parsed[protocol].get(m);
+  if (reply === undefined) {
+    reply = (protocol === "text" ? parseTextReply : parseToolReply)(m.content ?? "");
+    parsed[protocol].set(m, reply);
+  }
+  return reply;
+}
+
+function expertReplies(state: EpisodeState, real: (Message | undefined)[], protocol: Protocol): Reply[] {
   const out: Reply[] = [];
   let j = 0;
   const take = () => {
     const r = real[j++];
-    if (r !== undefined) out.push(parse(r));
+    if (r !== undefined) out.push(parseReply(r, protocol));
   };
   for (const op of state.ops) {
     if (op === "r") take();

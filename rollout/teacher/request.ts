@@ -11,7 +11,7 @@ const ToolCallIn = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
-const MessageIn = z.looseObject({
+export const MessageIn = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
   content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
   tool_calls: z.array(ToolCallIn).optional(),
@@ -66,11 +66,11 @@ export function parseChatRequest(raw: unknown): ChatRequest {
 const text = (content: string | { type: string; text?: string | undefined }[] | null | undefined): string | null =>
   content === null || content === undefined ? null : typeof content === "string" ? content : content.map((p) => p.text ?? "").join("");
 
-export function toMessages(request: ChatRequest): Message[] {
-  return request.messages.map((m) => {
-    const out: Message = { role: m.role === "developer" ? "system" : m.role, content: text(m.content) };
-    if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
-    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
-    return out;
-  });
+export type MessageIn = z.infer<typeof MessageIn>;
+
+export function toMessage(m: MessageIn): Message {
+  const out: Message = { role: m.role === "developer" ? "system" : m.role, content: text(m.content) };
+  if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+  return out;
 }

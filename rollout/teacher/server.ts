@@ -6,7 +6,7 @@ import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
-import { ApiError, invalidRequest, parseChatRequest } from "./request.ts";
+import { ApiError, invalidRequest } from "./request.ts";
 
 export const DEFAULT_MODEL = "ehrgym-stand-in";
 export const OWNED_BY = "ehrgym stand-in (a scripted expert with seeded mistakes; not a model)";
@@ -85,21 +85,22 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     }
   };
 
-  const chat = (req: IncomingMessage, body: unknown, res: ServerResponse, requestId: string) => {
-    const request = parseChatRequest(body);
+  const chat = (req: IncomingMessage, raw: Buffer, res: ServerResponse, requestId: string) => {
+    const idempotency = req.headers["idempotency-key"];
+    const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
+    const body = completions.read(raw, again.key);
+    const request = body.request;
     if (request.stream) throw invalidRequest("stream: the ehrgym stand-in answers non-streaming requests only; send stream: false", "stream", "unsupported_value");
     if (request.n !== undefined && request.n !== null && request.n !== 1) throw invalidRequest(`n: the ehrgym stand-in returns one choice (got n=${request.n})`, "n", "unsupported_value");
     if (!o.models.includes(request.model)) {
       throw new ApiError(404, `The model \`${request.model}\` does not exist: this ehrgym stand-in serves ${o.models.map((m) => `\`${m}\``).join(", ")}`, "invalid_request_error", "model_not_found", "model");
     }
-    const conversation = completions.conversation(request);
+    const conversation = completions.conversation(body);
     const fault = faults.next();
     if (fault === "reset") {
       req.socket.destroy();
       return;
     }
-    const idempotency = req.headers["idempotency-key"];
-    const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
     const reply = fault ? injected(fault, conversation, again) : { status: 200, body: completions.complete(conversation, again) };
     send(res, requestId, reply, o.latencyMs + (fault === "slow" ? o.slowMs : 0));
   };
@@ -157,13 +158,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       if (path === "/v1/chat/completions") {
         if (req.method !== "POST") throw new ApiError(405, `${req.method} ${path}: use POST`, "invalid_request_error", "method_not_allowed");
         authorise(req);
-        let body: unknown;
-        try {
-          body = JSON.parse(raw.toString("utf8"));
-        } catch (e) {
-          throw invalidRequest(`the request body is not valid JSON: ${(e as Error).message}`);
-        }
-        return chat(req, body, res, requestId);
+        return chat(req, raw, res, requestId);
       }
       throw new ApiError(404, `no route ${req.method} ${path}: the ehrgym stand-in serves GET /v1/models and POST /v1/chat/completions`, "invalid_request_error", "not_found");
     } catch (e) {

@@ -62,8 +62,43 @@ export class TextTokens {
     const key = textDigest(text);
     let n = this.chunks.get(key);
     if (n === undefined) {
-      n = countTokens(text);
+      n = this.lines.count(text);
       this.chunks.set(key, n);
+    }
+    return n;
+  }
+
+  private readonly lines = new LineTokens();
+}
+
+const MAX_LINES = 200_000;
+
+/**
+ * Counts a text piece by piece between all its cut points (about a line each), remembering each piece's
+ * count by the piece itself: new FHIR replies are mostly lines seen before (`"system": "http://loinc.org",`),
+ * so a chunk never seen whole is still counted mostly from memory. Lookups compare the text, so a count
+ * is never taken from another piece.
+ */
+class LineTokens {
+  private readonly known = new Map<string, number>();
+
+  count(text: string): number {
+    let n = 0;
+    let from = 0;
+    for (const cut of cutPoints(text)) {
+      n += this.piece(text.slice(from, cut));
+      from = cut;
+    }
+    return n + this.piece(text.slice(from));
+  }
+
+  private piece(text: string): number {
+    let n = this.known.get(text);
+    if (n === undefined) {
+      n = countTokens(text);
+      if (this.known.size >= MAX_LINES) this.known.clear();
+      // A copy, so the key does not keep the whole text it was cut from alive.
+      this.known.set((" " + text).slice(1), n);
     }
     return n;
   }

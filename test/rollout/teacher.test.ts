@@ -126,6 +126,18 @@ describe("teacher serve: token counts by chunks", () => {
     );
   });
 
+  it("counts texts made of lines seen before exactly (lines remembered across chunks)", () => {
+    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n");
+    const counter = new TextTokens();
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 20, maxLength: 400 }), fc.string(), (lines, noise) => {
+        const text = lines.join("") + noise;
+        return counter.count(text) === countTokens(text) && counter.count(noise + text) === countTokens(noise + text);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("counts long FHIR replies exactly, cold and warm", async () => {
     const env = environment(config, "text");
     const texts: string[] = [];
