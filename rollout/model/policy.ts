@@ -7,7 +7,9 @@ import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
 import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
 import { backoffMs, sleep } from "./backoff.ts";
 import { ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
+import { createFetch } from "./fetch.ts";
 import { RateLimiter } from "./rate-limit.ts";
+import { withChildSignal } from "./signal.ts";
 
 export interface ModelPolicyOptions {
   model: string;
@@ -80,6 +82,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       ...(o.baseURL ? { baseURL: o.baseURL } : {}),
       timeout: o.timeoutMs ?? 120_000,
       maxRetries: 0,
+      fetch: createFetch(),
     });
   const baseURL = client.baseURL;
   const keyEnv = o.apiKeyEnv ?? "OPENAI_API_KEY";
@@ -98,6 +101,9 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       ...(input.tools ? { tools: input.tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
     } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
+    // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
+    const turn = input.messages.filter((m) => m.role === "assistant").length;
+    const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
     for (let attempt = 0; ; attempt++) {
       if (input.signal?.aborted) throw new RunAborted();
       await limiter?.acquire(estimate, input.signal).catch(() => {
@@ -106,10 +112,9 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       const started = performance.now();
       stats.requests++;
       try {
-        // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
-        const turn = input.messages.filter((m) => m.role === "assistant").length;
-        const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
-        const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal, ...(headers ? { headers } : {}) }).withResponse();
+        const { data, request_id } = await withChildSignal(input.signal, (signal) =>
+          client.chat.completions.create(body, { ...(signal ? { signal } : {}), ...(headers ? { headers } : {}) }).withResponse(),
+        );
         const latencyMs = performance.now() - started;
         stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
