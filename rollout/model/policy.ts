@@ -6,6 +6,7 @@ import type { AgentTurn, Message } from "../../env/core/index.ts";
 import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
 import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
 import { backoffMs, sleep } from "./backoff.ts";
+import { ChatBodies } from "./body.ts";
 import { ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
 import { createFetch } from "./fetch.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -90,20 +91,15 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
   const sampling = o.sampling ?? {};
   const stats: ModelStats = { requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
+  const bodies = new ChatBodies({ ...o.extraBody, ...sampling, model: o.model });
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
-    const body = {
-      ...o.extraBody,
-      ...sampling,
-      model: o.model,
-      messages: input.messages as OpenAI.Chat.ChatCompletionMessageParam[],
-      ...(input.tools ? { tools: input.tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
-    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const body = bodies.encode(input.messages, input.tools);
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
     // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
     const turn = input.messages.filter((m) => m.role === "assistant").length;
-    const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
+    const headers = { "Content-Type": "application/json", ...(input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : {}) };
     for (let attempt = 0; ; attempt++) {
       if (input.signal?.aborted) throw new RunAborted();
       await limiter?.acquire(estimate, input.signal).catch(() => {
@@ -113,7 +109,8 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       stats.requests++;
       try {
         const { data, request_id } = await withChildSignal(input.signal, (signal) =>
-          client.chat.completions.create(body, { ...(signal ? { signal } : {}), ...(headers ? { headers } : {}) }).withResponse(),
+          // POST /chat/completions as chat.completions.create sends it, with the body already encoded (see body.ts).
+          client.post<OpenAI.Chat.ChatCompletion>("/chat/completions", { body, headers, ...(signal ? { signal } : {}) }).withResponse(),
         );
         const latencyMs = performance.now() - started;
         stats.succeeded++;
