@@ -6,8 +6,11 @@ import type { AgentTurn, Message } from "../../env/core/index.ts";
 import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
 import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
 import { backoffMs, sleep } from "./backoff.ts";
+import { ChatBodies } from "./body.ts";
 import { ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
+import { createFetch } from "./fetch.ts";
 import { RateLimiter } from "./rate-limit.ts";
+import { withChildSignal } from "./signal.ts";
 
 export interface ModelPolicyOptions {
   model: string;
@@ -80,6 +83,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       ...(o.baseURL ? { baseURL: o.baseURL } : {}),
       timeout: o.timeoutMs ?? 120_000,
       maxRetries: 0,
+      fetch: createFetch(),
     });
   const baseURL = client.baseURL;
   const keyEnv = o.apiKeyEnv ?? "OPENAI_API_KEY";
@@ -87,17 +91,15 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
   const sampling = o.sampling ?? {};
   const stats: ModelStats = { requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
+  const bodies = new ChatBodies({ ...o.extraBody, ...sampling, model: o.model });
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
-    const body = {
-      ...o.extraBody,
-      ...sampling,
-      model: o.model,
-      messages: input.messages as OpenAI.Chat.ChatCompletionMessageParam[],
-      ...(input.tools ? { tools: input.tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
-    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const body = bodies.encode(input.messages, input.tools);
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
+    // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
+    const turn = input.messages.filter((m) => m.role === "assistant").length;
+    const headers = { "Content-Type": "application/json", ...(input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : {}) };
     for (let attempt = 0; ; attempt++) {
       if (input.signal?.aborted) throw new RunAborted();
       await limiter?.acquire(estimate, input.signal).catch(() => {
@@ -106,10 +108,10 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       const started = performance.now();
       stats.requests++;
       try {
-        // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
-        const turn = input.messages.filter((m) => m.role === "assistant").length;
-        const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
-        const { data, request_id } = await client.chat.completions.create(body, { signal: input.signal, ...(headers ? { headers } : {}) }).withResponse();
+        const { data, request_id } = await withChildSignal(input.signal, (signal) =>
+          // POST /chat/completions as chat.completions.create sends it, with the body already encoded (see body.ts).
+          client.post<OpenAI.Chat.ChatCompletion>("/chat/completions", { body, headers, ...(signal ? { signal } : {}) }).withResponse(),
+        );
         const latencyMs = performance.now() - started;
         stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);

@@ -1,9 +1,10 @@
 // The model policy through the real `openai` client against the stand-in teacher's fault injection:
 // retries (429 with Retry-After, 500, dropped connections), model-shaped failures, errors no retry fixes.
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
-import { backoffMs, createModelPolicy, EpisodeRow, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { backoffMs, createModelPolicy, EpisodeRow, RunAborted, runEpisodes, type RunOptions } from "../../rollout/index.ts";
 import { startTeacherServer, type TeacherServer, type TeacherServerInput } from "../../rollout/teacher/index.ts";
 import { smallWorld } from "./rollout-fixture.ts";
 
@@ -138,5 +139,32 @@ describe("model policy: errors no retry fixes stop the run at once", () => {
     const { rows, stopped } = await run(policyFor(url, { maxRetries: 1 }));
     expect(rows).toHaveLength(0);
     expect(stopped?.message).toMatch(/failed every request so far: connection failed/);
+  });
+});
+
+describe("model policy: the run's signal", () => {
+  it("leaves no listener on it after each turn (a long run must not pile them up)", async () => {
+    const s = await teacher();
+    const policy = policyFor(s.url);
+    const controller = new AbortController();
+    const task = tasks[0]!;
+    const env = makeEnv();
+    const { observation } = await env.reset({ task, protocol: "text", maxRounds: 8 });
+    for (let i = 0; i < 3; i++) await policy.act({ task, protocol: "text", messages: [...observation], signal: controller.signal, episodeKey: `k/${i}` });
+    expect(policy.stats.succeeded).toBe(3);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("aborting it ends a request in flight", async () => {
+    const s = await teacher({ latencyMs: 60_000 });
+    const policy = policyFor(s.url);
+    const controller = new AbortController();
+    const task = tasks[0]!;
+    const { observation } = await makeEnv().reset({ task, protocol: "text", maxRounds: 8 });
+    const turn = policy.act({ task, protocol: "text", messages: observation, signal: controller.signal, episodeKey: "k" });
+    await expect.poll(() => policy.stats.requests).toBe(1);
+    controller.abort();
+    await expect(turn).rejects.toBeInstanceOf(RunAborted);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });
