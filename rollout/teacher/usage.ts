@@ -20,21 +20,31 @@ export interface Usage {
  */
 export function cutPoints(text: string): number[] {
   const cuts: number[] = [];
-  let i = text.indexOf("\n");
+  for (let cut = nextCut(text, 0); cut >= 0; cut = nextCut(text, cut)) cuts.push(cut);
+  return cuts;
+}
+
+/** The first cut point (see cutPoints) after `from`, or -1. */
+export function nextCut(text: string, from: number): number {
+  let i = text.indexOf("\n", from);
   while (i >= 0 && i + 1 < text.length) {
     let j = i + 1;
     let c = text.charCodeAt(j);
     while (c === 32 || c === 9) c = text.charCodeAt(++j);
     // Not the end, not another line break or other whitespace, not a "/" right after the newline.
-    if (j < text.length && c !== 10 && c !== 13 && !isSpace(c) && !(j === i + 1 && c === 47)) cuts.push(i + 1);
+    if (j < text.length && c !== 10 && c !== 13 && !isSpace(c) && !(j === i + 1 && c === 47)) return i + 1;
     i = text.indexOf("\n", i + 1);
   }
-  return cuts;
+  return -1;
 }
 
 const isSpace = (c: number) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 
 const MIN_CHUNK = 512;
+const HEAD = 256;
+const MIN_TAIL = 4096;
+/** Tails keep the texts they were cut from alive (about one FHIR reply each, ~100 KB: ~100 MB at most). */
+const MAX_TAILS = 1024;
 
 /**
  * Counts long texts chunk by chunk, remembering each chunk's count by its digest. Chunks end at cut
@@ -43,8 +53,28 @@ const MIN_CHUNK = 512;
  */
 export class TextTokens {
   private readonly chunks = new Lru<string, number>(100_000);
+  private readonly tails = new Lru<string, number>(MAX_TAILS);
 
+  /**
+   * Long texts are counted as a head up to the first cut point after HEAD characters plus a tail
+   * remembered by the tail itself: samples of a task get FHIR replies that differ only in their first
+   * lines (bundle id, lastUpdated), so the rest is found whole with one lookup (V8 hashes strings this
+   * long by length; equal-length keys are compared in full, so a count is never taken from another tail).
+   */
   count(text: string): number {
+    if (text.length < MIN_TAIL) return this.chunked(text);
+    const cut = nextCut(text, HEAD);
+    if (cut < 0) return this.chunked(text);
+    const tail = text.slice(cut);
+    let n = this.tails.get(tail);
+    if (n === undefined) {
+      n = this.chunked(tail);
+      this.tails.set(tail, n);
+    }
+    return this.chunked(text.slice(0, cut)) + n;
+  }
+
+  private chunked(text: string): number {
     if (text.length < 2 * MIN_CHUNK) return this.chunk(text);
     let n = 0;
     let from = 0;

@@ -138,6 +138,18 @@ describe("teacher serve: token counts by chunks", () => {
     );
   });
 
+  it("counts texts that share a long tail behind different heads exactly (tails remembered whole)", () => {
+    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n", " ".repeat(300));
+    const counter = new TextTokens();
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 400, maxLength: 800 }), fc.array(fc.string(), { minLength: 2, maxLength: 4 }), (lines, heads) => {
+        const tail = lines.join("");
+        return heads.every((head) => counter.count(head + tail) === countTokens(head + tail) && counter.count(head + "\n" + tail) === countTokens(head + "\n" + tail));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("counts long FHIR replies exactly, cold and warm", async () => {
     const env = environment(config, "text");
     const texts: string[] = [];
