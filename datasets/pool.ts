@@ -13,7 +13,7 @@ export interface BuildPool {
 }
 
 /** Below this much input, a build runs in this thread unless told otherwise. */
-export const SMALL_INPUT_BYTES = 64 << 20;
+const SMALL_INPUT_BYTES = 64 << 20;
 
 /** Threads pay off only where cores are spare: on 2 cores the build runs in this thread. */
 export function defaultThreads(inputBytes: number): number {

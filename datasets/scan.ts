@@ -3,12 +3,11 @@
 // line starts so ranges can be scanned in parallel (worker threads); the merge is in range order,
 // so the result does not depend on how many ranges ran where.
 import { createHash } from "node:crypto";
-import { createReadStream, openSync, readSync, closeSync, statSync } from "node:fs";
+import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
 import { EpisodeRow } from "../rollout/index.ts";
-import { assistantHash, canonicalJson, toTrlMessages } from "./convert.ts";
+import { assistantHash, canonicalJson, rowId, toTrlMessages } from "./convert.ts";
 import { HeldOut, type ExcludeSource } from "./exclude.ts";
 import { readLines } from "./lines.ts";
-import { rowId } from "./convert.ts";
 
 export interface Entry {
   id: string;
