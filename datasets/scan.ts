@@ -102,9 +102,7 @@ export async function scanRange(t: RangeTask): Promise<RangeScan> {
   const heldOut = new HeldOut(t.heldOut);
   const excluded = new Set<string>();
   const pass = new Map<string, { n: number; correct: number }>();
-  const sourceIndex = new Map<string, number>();
-  const strings = new Map<string, string>();
-  const intern = (s: string) => strings.get(s) ?? (strings.set(s, s), s);
+  const indexOf = sourceIndexer(r.sources);
   const bad = (line: number, why: string) => {
     r.bad++;
     if (r.badExamples.length < (t.maxBadExamples ?? 5)) r.badExamples.push({ line, why });
@@ -159,33 +157,42 @@ export async function scanRange(t: RangeTask): Promise<RangeScan> {
       protocol: row.protocol,
       ehrgym_version: row.ehrgym_version ?? null,
     };
-    const sourceKey = canonicalJson(source);
-    let src = sourceIndex.get(sourceKey);
-    if (src === undefined) {
-      src = r.sources.length;
-      sourceIndex.set(sourceKey, src);
-      r.sources.push(source);
-    }
+    const src = indexOf(source);
     if (!patient) r.noPatient++;
     r.entries.push({
       id: rowId(row),
-      task: intern(`${row.suite}\u0000${row.task_id}`),
+      task: `${row.suite}\u0000${row.task_id}`,
       sample: row.sample,
-      patient: intern(patient),
+      patient,
       ahash: t.dedupe ? assistantHash(toTrlMessages(row.messages)) : "",
       file: t.file,
       off: line.offset,
       len: line.bytes,
       src,
-      suite: intern(row.suite),
-      type: intern(row.type),
-      branch: intern(row.branch ?? ""),
+      suite: row.suite,
+      type: row.type,
+      branch: row.branch ?? "",
       reward: row.reward,
     });
   }
   r.pass = [...pass.entries()].map(([model, { n, correct }]) => [model, n, correct]);
   r.excludedPatients = [...excluded];
   return r;
+}
+
+/** Adds each distinct source (by its canonical JSON) to `list` once; gives its index there. */
+function sourceIndexer(list: SourceInfo[]): (source: SourceInfo) => number {
+  const index = new Map<string, number>();
+  return (source) => {
+    const key = canonicalJson(source);
+    let i = index.get(key);
+    if (i === undefined) {
+      i = list.length;
+      index.set(key, i);
+      list.push(source);
+    }
+    return i;
+  };
 }
 
 const RANGE_BYTES = 32 << 20;
@@ -228,23 +235,15 @@ export async function scan(paths: string[], filter: RowFilter, run: (t: RangeTas
   const [parts, hashes] = await Promise.all([Promise.all(tasks.map(run)), Promise.all(paths.map(sha256File))]);
 
   const r: ScanResult = { entries: [], sources: [], inputs: [], valid: 0, passByModel: new Map(), bad: 0, badExamples: [], filtered: 0, excluded: 0, excludedPatients: new Set(), noPatient: 0, stamps };
-  const sourceIndex = new Map<string, number>();
+  const indexOf = sourceIndexer(r.sources);
+  // One copy of each repeated string across all ranges (entries came back from other threads).
   const strings = new Map<string, string>();
   const intern = (s: string) => strings.get(s) ?? (strings.set(s, s), s);
   const linesBefore = paths.map(() => 0);
   const max = filter.maxBadExamples ?? 5;
   parts.forEach((part, i) => {
     const { path, file } = tasks[i]!;
-    const global = part.sources.map((source) => {
-      const key = canonicalJson(source);
-      let g = sourceIndex.get(key);
-      if (g === undefined) {
-        g = r.sources.length;
-        sourceIndex.set(key, g);
-        r.sources.push(source);
-      }
-      return g;
-    });
+    const global = part.sources.map(indexOf);
     for (const e of part.entries) {
       r.entries.push({ ...e, task: intern(e.task), patient: intern(e.patient), suite: intern(e.suite), type: intern(e.type), branch: intern(e.branch), src: global[e.src]! });
     }

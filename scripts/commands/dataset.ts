@@ -55,7 +55,7 @@ const commandLine = () => ["ehrgym", ...process.argv.slice(2)].map((a) => (/^[\w
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
-  const { buildDataset, DatasetError, ExcludeFileError } = await lib();
+  const { buildDataset } = await lib();
   const splits = splitSpecs(o);
   if (!o.format.includes("trl")) throw new UsageError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
   try {
@@ -84,13 +84,19 @@ async function runBuild(raw: unknown): Promise<number> {
     );
     return 0;
   } catch (err) {
-    if (err instanceof DatasetError) {
-      process.stderr.write(`ehrgym: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
-    throw err;
+    return await buildOrValidateFailed(err);
   }
+}
+
+/** A dataset that cannot be built or read: one line, exit 1; a bad --exclude-mrns-from file is a usage error (exit 2). */
+async function buildOrValidateFailed(err: unknown): Promise<number> {
+  const { DatasetError, ExcludeFileError } = await lib();
+  if (err instanceof DatasetError) {
+    process.stderr.write(`ehrgym: ${err.message}\n`);
+    return 1;
+  }
+  if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
+  throw err;
 }
 
 const InspectFlags = z.object({ dir: existingDir, row: z.coerce.number().int().min(0).optional() }).strict();
@@ -110,7 +116,7 @@ async function runInspect(raw: unknown): Promise<number> {
 
 async function runValidate(raw: unknown): Promise<number> {
   const o = parseOptions(ValidateFlags, raw);
-  const { validateDataset, DatasetError, ExcludeFileError } = await lib();
+  const { validateDataset } = await lib();
   try {
     const r = await validateDataset(o.dir, o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {});
     if (r.problems.length) {
@@ -121,12 +127,7 @@ async function runValidate(raw: unknown): Promise<number> {
     process.stdout.write(`${o.dir}: valid (${r.rows} rows, ${r.files} files: schema, hashes, splits, decontamination, card)\n`);
     return 0;
   } catch (err) {
-    if (err instanceof DatasetError) {
-      process.stderr.write(`ehrgym: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
-    throw err;
+    return await buildOrValidateFailed(err);
   }
 }
 
