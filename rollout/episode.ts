@@ -89,6 +89,8 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
   } catch (err) {
     await env.close?.();
     throw err;
+  } finally {
+    policy.release?.(messages);
   }
   const record = env.record();
   info = record.info ?? info;

@@ -35,6 +35,8 @@ export interface Policy {
   /** What rows record as `policy` (default: {kind: "scripted", model: name}). */
   readonly info?: PolicyInfo;
   act(input: PolicyInput): Promise<AgentTurn | PolicyStep>;
+  /** The episode whose conversation is `messages` is over: drop what was kept for it. */
+  release?(messages: readonly Message[]): void;
 }
 
 export interface ExpertOptions {

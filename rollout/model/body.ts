@@ -6,7 +6,8 @@
 //
 // A long JSON.stringify result is a rope that V8 must flatten (copy) before it can be written, and for
 // a bundle of several MB that flattening cost more than the stringify itself: long message contents
-// are written in slices, each stringified on its own.
+// are written in slices, each stringified on its own. Body buffers go back to a pool when an
+// episode ends: fresh memory for every episode's ~0.5 MB of body costs page faults on every write.
 import type { Message } from "../../env/core/index.ts";
 
 interface Conversation {
@@ -21,9 +22,14 @@ interface Conversation {
 
 const CLOSE = Buffer.from("]}");
 const SLICE = 8192;
+const FIRST_BUFFER = 64 << 10;
+/** Buffers kept for reuse, in bytes (about what 64 episodes in flight hold). */
+const POOL_BYTES = 64 << 20;
 
 export class ChatBodies {
   private readonly conversations = new WeakMap<readonly Message[], Conversation>();
+  private readonly free: Buffer[] = [];
+  private freeBytes = 0;
 
   /** `fields`: every top-level field but `messages` and `tools` (model, sampling, extra body fields). */
   constructor(private readonly fields: Record<string, unknown>) {}
@@ -31,50 +37,83 @@ export class ChatBodies {
   /**
    * The body for this turn of the conversation `messages` (the same array, grown, on each turn of an
    * episode). Messages already sent must not change. The bytes stay valid until the next turn of
-   * the same conversation, which writes past them.
+   * the same conversation, which writes past them, or until the conversation is released.
    */
   encode(messages: readonly Message[], tools?: readonly unknown[]): Uint8Array {
     let c = this.conversations.get(messages);
     if (!c || c.tools !== tools || c.count > messages.length || (c.count > 0 && messages[c.count - 1] !== c.last)) {
+      if (c) this.recycle(c.bytes);
       const { messages: _m, tools: _t, ...fields } = this.fields;
       const head = JSON.stringify({ ...fields, ...(tools ? { tools } : {}) });
-      c = { tools, count: 0, last: undefined, bytes: Buffer.allocUnsafe(0), length: 0 };
-      append(c, `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"messages":[`);
+      c = { tools, count: 0, last: undefined, bytes: this.take(FIRST_BUFFER), length: 0 };
+      this.append(c, `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"messages":[`);
       this.conversations.set(messages, c);
     }
-    for (; c.count < messages.length; c.count++) appendMessage(c, messages[c.count]!, c.count > 0);
+    for (; c.count < messages.length; c.count++) this.appendMessage(c, messages[c.count]!, c.count > 0);
     c.last = messages[c.count - 1];
-    reserve(c, CLOSE.length);
+    this.reserve(c, CLOSE.length);
     CLOSE.copy(c.bytes, c.length);
     return c.bytes.subarray(0, c.length + CLOSE.length);
   }
-}
 
-function reserve(c: Conversation, extra: number): void {
-  if (c.length + extra <= c.bytes.length) return;
-  const grown = Buffer.allocUnsafe(Math.max(2 * c.bytes.length, c.length + extra + 1024));
-  c.bytes.copy(grown, 0, 0, c.length);
-  c.bytes = grown;
-}
-
-function append(c: Conversation, text: string): void {
-  reserve(c, Buffer.byteLength(text) + CLOSE.length);
-  c.length += c.bytes.write(text, c.length);
-}
-
-function appendMessage(c: Conversation, m: Message, comma: boolean): void {
-  const content = m.content;
-  if (typeof content !== "string" || content.length <= SLICE) return append(c, (comma ? "," : "") + JSON.stringify(m));
-  const { content: _, ...rest } = m;
-  const head = JSON.stringify(rest);
-  append(c, `${comma ? "," : ""}${head.slice(0, -1)}${head.length > 2 ? "," : ""}"content":"`);
-  for (let start = 0; start < content.length; ) {
-    let end = Math.min(content.length, start + SLICE);
-    // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
-    const last = content.charCodeAt(end - 1);
-    if (end < content.length && last >= 0xd800 && last <= 0xdbff) end--;
-    append(c, JSON.stringify(content.slice(start, end)).slice(1, -1));
-    start = end;
+  /** The conversation is over and its last body was answered (so read whole): its buffer goes back for reuse. */
+  release(messages: readonly Message[]): void {
+    const c = this.conversations.get(messages);
+    if (!c) return;
+    this.conversations.delete(messages);
+    this.recycle(c.bytes);
   }
-  append(c, '"}');
+
+  /** The conversation ended on a failed request: the socket may still hold its bytes, so they are not reused. */
+  discard(messages: readonly Message[]): void {
+    this.conversations.delete(messages);
+  }
+
+  private take(min: number): Buffer {
+    for (let i = this.free.length - 1; i >= 0; i--) {
+      const b = this.free[i]!;
+      if (b.length < min) continue;
+      this.free.splice(i, 1);
+      this.freeBytes -= b.length;
+      return b;
+    }
+    return Buffer.allocUnsafeSlow(min);
+  }
+
+  private recycle(b: Buffer): void {
+    if (b.length < FIRST_BUFFER || this.freeBytes + b.length > POOL_BYTES) return;
+    this.free.push(b);
+    this.freeBytes += b.length;
+  }
+
+  private reserve(c: Conversation, extra: number): void {
+    if (c.length + extra <= c.bytes.length) return;
+    const grown = this.take(Math.max(2 * c.bytes.length, c.length + extra + 1024));
+    c.bytes.copy(grown, 0, 0, c.length);
+    this.recycle(c.bytes);
+    c.bytes = grown;
+  }
+
+  private append(c: Conversation, text: string): void {
+    // Counting UTF-8 bytes is a pass over the text: only done when the worst case might not fit.
+    if (c.length + text.length * 3 + CLOSE.length > c.bytes.length) this.reserve(c, Buffer.byteLength(text) + CLOSE.length);
+    c.length += c.bytes.write(text, c.length);
+  }
+
+  private appendMessage(c: Conversation, m: Message, comma: boolean): void {
+    const content = m.content;
+    if (typeof content !== "string" || content.length <= SLICE) return this.append(c, (comma ? "," : "") + JSON.stringify(m));
+    const { content: _, ...rest } = m;
+    const head = JSON.stringify(rest);
+    this.append(c, `${comma ? "," : ""}${head.slice(0, -1)}${head.length > 2 ? "," : ""}"content":"`);
+    for (let start = 0; start < content.length; ) {
+      let end = Math.min(content.length, start + SLICE);
+      // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
+      const last = content.charCodeAt(end - 1);
+      if (end < content.length && last >= 0xd800 && last <= 0xdbff) end--;
+      this.append(c, JSON.stringify(content.slice(start, end)).slice(1, -1));
+      start = end;
+    }
+    this.append(c, '"}');
+  }
 }

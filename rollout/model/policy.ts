@@ -137,8 +137,12 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
     name: o.model,
     info,
     stats,
+    release: (messages) => bodies.release(messages),
     async act(input): Promise<PolicyStep> {
-      const { completion, attempts, latencyMs, requestId } = await call(input);
+      const { completion, attempts, latencyMs, requestId } = await call(input).catch((err: unknown) => {
+        bodies.discard(input.messages);
+        throw err;
+      });
       const choice = completion.choices?.[0];
       if (!choice?.message) throw new ModelError("model_error", "the model returned no choices");
       const usage: Usage | undefined = completion.usage

@@ -50,11 +50,12 @@ export async function run(): Promise<void> {
     const { url, child } = await startTeacher(tasksFile, 0);
     try {
       const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x" });
-      await runEpisodes({ makeEnv, policy, items: items(tasks, 100), protocol: "text", maxRounds: 8, concurrency: 64, progress: false }); // warm-up
+      // Warm-up, then a steady state long enough that JIT and heap growth at the start do not count.
+      await runEpisodes({ makeEnv, policy, items: items(tasks, 400), protocol: "text", maxRounds: 8, concurrency: 64, progress: false });
       const cpu0 = process.cpuUsage();
       const requests0 = policy.stats.requests;
       const t0 = performance.now();
-      const { rows } = await runEpisodes({ makeEnv, policy, items: items(tasks, 600), protocol: "text", maxRounds: 8, concurrency: 64, progress: false });
+      const { rows } = await runEpisodes({ makeEnv, policy, items: items(tasks, 2400), protocol: "text", maxRounds: 8, concurrency: 64, progress: false });
       const secs = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
       const turns = policy.stats.requests - requests0;

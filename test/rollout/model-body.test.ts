@@ -59,3 +59,37 @@ describe("chat bodies", () => {
     expect(text).toBe('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
   });
 });
+
+describe("chat body buffers", () => {
+  it("a released conversation's buffer serves later ones, and every body stays whole", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(message, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 4 }), (turns, parallel) => {
+        const bodies = new ChatBodies({ model: "m" });
+        // `parallel` conversations in lockstep; each is released when done and a new one starts in its place.
+        for (let round = 0; round < 3; round++) {
+          const conversations: Message[][] = Array.from({ length: parallel }, () => []);
+          for (const added of turns) {
+            for (const [i, conversation] of conversations.entries()) {
+              conversation.push(...(added as Message[]).map((m) => ({ ...m, content: m.content === null ? null : `${i}:${m.content}` })));
+              expect(parse(bodies.encode(conversation))).toEqual({ model: "m", messages: conversation });
+            }
+          }
+          for (const [i, conversation] of conversations.entries()) (i % 2 ? bodies.discard : bodies.release).call(bodies, conversation);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it("a released conversation sent again starts over", () => {
+    const bodies = new ChatBodies({ model: "m" });
+    const conversation: Message[] = [{ role: "user", content: "x".repeat(100_000) }];
+    bodies.encode(conversation);
+    bodies.release(conversation);
+    const other: Message[] = [{ role: "user", content: "y".repeat(200_000) }];
+    bodies.encode(other);
+    conversation.push({ role: "assistant", content: "z" });
+    expect(parse(bodies.encode(conversation))).toEqual({ model: "m", messages: conversation });
+    expect(parse(bodies.encode(other))).toEqual({ model: "m", messages: other });
+  });
+});
