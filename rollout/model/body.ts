@@ -18,17 +18,26 @@ interface Conversation {
   /** `{...fields,"messages":[m0,m1,...` (the closing `]}` is written after it for each body). */
   bytes: Buffer;
   length: number;
+  /** How far into `bytes` any conversation has written (pages touched, so resident). */
+  touched: number;
+}
+
+interface FreeBuffer {
+  bytes: Buffer;
+  touched: number;
 }
 
 const CLOSE = Buffer.from("]}");
 const SLICE = 8192;
-const FIRST_BUFFER = 64 << 10;
-/** Buffers kept for reuse, in bytes (about what 64 episodes in flight hold). */
+/** A conversation's first buffer: address space only, its pages are touched as the body grows (a copy to a bigger one costs more here than the encoding). */
+const FIRST_BUFFER = 1 << 20;
+const GROWTH = 4;
+/** Memory the pool may keep, counted as the bytes written into its buffers (about what 64 episodes in flight hold). */
 const POOL_BYTES = 64 << 20;
 
 export class ChatBodies {
   private readonly conversations = new WeakMap<readonly Message[], Conversation>();
-  private readonly free: Buffer[] = [];
+  private readonly free: FreeBuffer[] = [];
   private freeBytes = 0;
 
   /** `fields`: every top-level field but `messages` and `tools` (model, sampling, extra body fields). */
@@ -42,10 +51,10 @@ export class ChatBodies {
   encode(messages: readonly Message[], tools?: readonly unknown[]): Uint8Array {
     let c = this.conversations.get(messages);
     if (!c || c.tools !== tools || c.count > messages.length || (c.count > 0 && messages[c.count - 1] !== c.last)) {
-      if (c) this.recycle(c.bytes);
+      if (c) this.recycle(c);
       const { messages: _m, tools: _t, ...fields } = this.fields;
       const head = JSON.stringify({ ...fields, ...(tools ? { tools } : {}) });
-      c = { tools, count: 0, last: undefined, bytes: this.take(FIRST_BUFFER), length: 0 };
+      c = { tools, count: 0, last: undefined, length: 0, ...this.take(FIRST_BUFFER) };
       this.append(c, `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"messages":[`);
       this.conversations.set(messages, c);
     }
@@ -61,7 +70,7 @@ export class ChatBodies {
     const c = this.conversations.get(messages);
     if (!c) return;
     this.conversations.delete(messages);
-    this.recycle(c.bytes);
+    this.recycle(c);
   }
 
   /** The conversation ended on a failed request: the socket may still hold its bytes, so they are not reused. */
@@ -69,29 +78,32 @@ export class ChatBodies {
     this.conversations.delete(messages);
   }
 
-  private take(min: number): Buffer {
-    for (let i = this.free.length - 1; i >= 0; i--) {
-      const b = this.free[i]!;
-      if (b.length < min) continue;
-      this.free.splice(i, 1);
-      this.freeBytes -= b.length;
-      return b;
-    }
-    return Buffer.allocUnsafeSlow(min);
+  /** The largest free buffer (one that held a whole conversation spares the next one its growth copies), if big enough. */
+  private take(min: number): FreeBuffer {
+    let best = -1;
+    for (let i = 0; i < this.free.length; i++) if (best === -1 || this.free[i]!.bytes.length > this.free[best]!.bytes.length) best = i;
+    if (best === -1 || this.free[best]!.bytes.length < min) return { bytes: Buffer.allocUnsafeSlow(Math.max(min, FIRST_BUFFER)), touched: 0 };
+    const b = this.free[best]!;
+    this.free[best] = this.free[this.free.length - 1]!;
+    this.free.pop();
+    this.freeBytes -= b.touched;
+    return b;
   }
 
-  private recycle(b: Buffer): void {
-    if (b.length < FIRST_BUFFER || this.freeBytes + b.length > POOL_BYTES) return;
-    this.free.push(b);
-    this.freeBytes += b.length;
+  private recycle(c: Conversation): void {
+    const touched = Math.max(c.touched, c.length + CLOSE.length);
+    if (this.freeBytes + touched > POOL_BYTES) return;
+    this.free.push({ bytes: c.bytes, touched });
+    this.freeBytes += touched;
   }
 
   private reserve(c: Conversation, extra: number): void {
     if (c.length + extra <= c.bytes.length) return;
-    const grown = this.take(Math.max(2 * c.bytes.length, c.length + extra + 1024));
-    c.bytes.copy(grown, 0, 0, c.length);
-    this.recycle(c.bytes);
-    c.bytes = grown;
+    const grown = this.take(Math.max(GROWTH * c.bytes.length, c.length + extra + FIRST_BUFFER));
+    c.bytes.copy(grown.bytes, 0, 0, c.length);
+    this.recycle(c);
+    c.bytes = grown.bytes;
+    c.touched = grown.touched;
   }
 
   private append(c: Conversation, text: string): void {
