@@ -8,6 +8,9 @@ import { toOpenAiRecord, toTrlRow } from "./convert.ts";
 import { lineText } from "./lines.ts";
 import type { TrlRow } from "./schema.ts";
 
+/** Strings longer than this are escaped and written in slices of this many code units. */
+const SLICE = 8192;
+
 export type Format = "trl" | "openai" | "arrow";
 
 const RowHead = EpisodeRow.omit({ messages: true, checks: true, turns: true });
@@ -64,7 +67,7 @@ export class InputFiles {
 }
 
 /** Text encoded into one growing buffer (large strings encoded in place, not allocated one by one). */
-class ByteBuilder {
+export class ByteBuilder {
   private buf: Buffer;
   private used = 0;
   constructor(capacity: number) {
@@ -80,16 +83,49 @@ class ByteBuilder {
   }
 
   /**
-   * JSON.stringify(record) and a newline, byte for byte, written a message at a time: a whole
-   * row's text (~100 KB) would be a large-object string V8 allocates and copies twice (a JSON
-   * result is a rope until flattened), each message's text is not.
+   * JSON.stringify(record) and a newline, byte for byte, written a message at a time, and a long
+   * string a slice at a time: a row's or a FHIR bundle's text (~100 KB and more) would be a
+   * large-object string, which V8 maps fresh for each one (costly page faults) and, as a JSON
+   * result, a rope it copies again to flatten.
    */
   jsonLine(record: { messages: readonly unknown[] }): void {
     this.text('{"messages":[');
-    record.messages.forEach((m, i) => this.text(i ? `,${JSON.stringify(m)}` : JSON.stringify(m)));
+    record.messages.forEach((m, i) => {
+      if (i) this.text(",");
+      this.json(m);
+    });
     const rest = JSON.stringify({ ...record, messages: undefined });
     this.text(rest === "{}" ? "]}\n" : `],${rest.slice(1)}\n`);
   }
+
+  /** JSON.stringify(value) for a message (a plain object from JSON.parse), long strings in slices. */
+  private json(value: unknown): void {
+    if (typeof value === "string" && value.length > SLICE) return this.longString(value);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return this.text(JSON.stringify(value));
+    let first = true;
+    this.text("{");
+    for (const [key, v] of Object.entries(value)) {
+      if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+      this.text(`${first ? "" : ","}${JSON.stringify(key)}:`);
+      first = false;
+      this.json(v);
+    }
+    this.text("}");
+  }
+
+  private longString(text: string): void {
+    this.text('"');
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + SLICE);
+      // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      this.text(JSON.stringify(text.slice(start, end)).slice(1, -1));
+      start = end;
+    }
+    this.text('"');
+  }
+
   private grow(need: number): void {
     const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + need));
     this.buf.copy(next, 0, 0, this.used);

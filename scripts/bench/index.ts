@@ -4,7 +4,7 @@
 // section names its own (the reward server section: its process is the load generator).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { productNodeOptions } from "./node-options.ts";
+import { productEnv, productNodeOptions } from "./node-options.ts";
 
 const IN_CHILD = "EHRGYM_BENCH_SECTION";
 
@@ -38,7 +38,7 @@ if (process.env[IN_CHILD] === names[0] && names.length === 1) {
     const flags = (await sections[name]!()).sectionNodeOptions ?? productNodeOptions();
     const child = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), name], {
       stdio: "inherit",
-      env: { ...process.env, [IN_CHILD]: name },
+      env: { ...productEnv(), [IN_CHILD]: name },
     });
     if (child.status !== 0) {
       failed++;

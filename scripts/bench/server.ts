@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Client } from "undici";
 import { fileURLToPath } from "node:url";
 import msgpack from "msgpack-lite";
-import { productNodeOptions } from "./node-options.ts";
+import { productEnv, productNodeOptions } from "./node-options.ts";
 import { percentile, report } from "./report.ts";
 
 /**
@@ -94,7 +94,7 @@ function startChild(): Promise<{ child: ChildProcess; url: string; workload: Wor
     // EHRGYM_BENCH_NODE_FLAGS="..." adds to them to try others.
     const flags = [...productNodeOptions(), ...(process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean)];
     const child = spawn(process.execPath, [...flags, ...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
-      env: { ...process.env, [CHILD_FLAG]: "1" },
+      env: { ...productEnv(), [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     child.once("message", (m) => resolve({ child, ...(m as { url: string; workload: Workload; resources: number }) }));
