@@ -70,7 +70,11 @@ export class InputFiles {
 export class ByteBuilder {
   private buf: Buffer;
   private used = 0;
-  constructor(capacity: number) {
+  /** Where this builder wrote each long string of the current line (for `copiesFrom` builders). */
+  private readonly written = new Map<string, [start: number, end: number]>();
+
+  /** `copiesFrom`: a builder that writes the same long strings first (the openai line after the trl one): their bytes are copied, not escaped again. */
+  constructor(capacity: number, private readonly copiesFrom?: ByteBuilder) {
     this.buf = Buffer.allocUnsafeSlow(Math.max(1024, capacity));
   }
   text(text: string): void {
@@ -89,6 +93,7 @@ export class ByteBuilder {
    * result, a rope it copies again to flatten.
    */
   jsonLine(record: { messages: readonly unknown[] }): void {
+    this.written.clear();
     this.text('{"messages":[');
     record.messages.forEach((m, i) => {
       if (i) this.text(",");
@@ -114,6 +119,9 @@ export class ByteBuilder {
   }
 
   private longString(text: string): void {
+    const span = this.copiesFrom?.written.get(text);
+    if (span) return this.copy(this.copiesFrom!.buf, span[0], span[1]);
+    const start = this.used;
     this.text('"');
     for (let start = 0; start < text.length; ) {
       let end = Math.min(text.length, start + SLICE);
@@ -124,6 +132,12 @@ export class ByteBuilder {
       start = end;
     }
     this.text('"');
+    this.written.set(text, [start, this.used]);
+  }
+
+  private copy(from: Buffer, start: number, end: number): void {
+    if (end - start > this.buf.length - this.used) this.grow(end - start);
+    this.used += from.copy(this.buf, this.used, start, end);
   }
 
   private grow(need: number): void {
@@ -139,7 +153,7 @@ export class ByteBuilder {
 export function renderChunk(t: ChunkTask): RenderedChunk {
   const estimate = t.rows.reduce((n, r) => n + r.len, 0) + t.rows.length;
   const jsonl = new ByteBuilder(estimate);
-  const openai = t.formats.includes("openai") ? new ByteBuilder(estimate) : undefined;
+  const openai = t.formats.includes("openai") ? new ByteBuilder(estimate, jsonl) : undefined;
   const arrowRows: TrlRow[] | undefined = t.formats.includes("arrow") ? [] : undefined;
   const inputs = new InputFiles();
   try {

@@ -34,4 +34,23 @@ describe("ByteBuilder.jsonLine", () => {
       { numRuns: 150 },
     );
   });
+
+  it("a builder copying long strings from another writes its own record exactly", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(message, { maxLength: 3 }), { minLength: 1, maxLength: 3 }), (rows) => {
+        const first = new ByteBuilder(16);
+        const second = new ByteBuilder(16, first);
+        const expected: string[] = [];
+        for (const messages of rows) {
+          // The second record holds the same long strings in other messages and fields (as the openai line does).
+          const other = messages.map((m) => ({ content: m.content, role: m.role, weight: 1 }));
+          first.jsonLine({ messages });
+          second.jsonLine({ messages: other });
+          expected.push(`${JSON.stringify({ messages: other })}\n`);
+        }
+        expect(Buffer.from(second.bytes()).toString("utf8")).toBe(expected.join(""));
+      }),
+      { numRuns: 100 },
+    );
+  });
 });
