@@ -2,4 +2,4 @@
 export { startTeacherServer, TeacherServerOptions, DEFAULT_MODEL, OWNED_BY, type TeacherServer, type TeacherServerInput, type ChatCompletion } from "./server.ts";
 export { parseFaults, FAULT_KINDS, FaultSpecError, type FaultKind, type FaultRates } from "./faults.ts";
 export { MISTAKES, type Mistake } from "./mistakes.ts";
-export { messageTokens } from "./usage.ts";
+export { loadTokenizer, messageTokens } from "./usage.ts";

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
+import { loadTokenizer } from "./usage.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
@@ -48,6 +49,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     throw new Error(`startTeacherServer: ${issue.path.join(".") || "(options)"}: ${issue.message}`);
   }
   const o = parsed.data;
+  await loadTokenizer();
   const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds });
   const faults = new FaultPicker(typeof o.faults === "string" ? parseFaults(o.faults) : o.faults, o.seed);
   const created = Math.floor(Date.now() / 1000);

@@ -1,9 +1,21 @@
 // `usage` as a real tokenizer counts it (gpt-tokenizer, o200k_base): the text of each message plus the
 // names and arguments of its tool calls. Message formatting tokens and the tools list are not counted.
-import { countTokens } from "gpt-tokenizer";
 import type { Message } from "../../env/core/index.ts";
 import { textDigest } from "./digest.ts";
 import { Lru } from "./lru.ts";
+
+// The tokenizer's module builds its BPE ranks when loaded (~0.5 s): loaded by the stand-in when it
+// starts, not by every command that imports rollout/.
+let tokenizer: typeof import("gpt-tokenizer") | undefined;
+
+export async function loadTokenizer(): Promise<void> {
+  tokenizer ??= await import("gpt-tokenizer");
+}
+
+function countTokens(text: string): number {
+  if (!tokenizer) throw new Error("the tokenizer is not loaded: await loadTokenizer() first");
+  return tokenizer.countTokens(text);
+}
 
 export interface Usage {
   prompt_tokens: number;

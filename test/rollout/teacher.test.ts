@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig, Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
-import { cutPoints, TextTokens } from "../../rollout/teacher/usage.ts";
+import { cutPoints, loadTokenizer, TextTokens } from "../../rollout/teacher/usage.ts";
 import { play } from "./world.ts";
 import { about, chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
@@ -20,8 +20,9 @@ async function serve(options: Partial<Parameters<typeof startTeacherServer>[0]> 
   return s;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   ({ config, tasks } = world({ patients: 8, seed: 21, perType: 2 }));
+  await loadTokenizer(); // the chunk counters are used here without a server, which would load it
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
