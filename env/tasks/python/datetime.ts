@@ -21,9 +21,24 @@ function daysInMonth(y: number, m: number): number {
   return new Date(Date.UTC(y, m, 0)).getUTCDate();
 }
 
-/** datetime.fromisoformat(s): raises ValueError on anything Python rejects (common forms covered). */
+/** Parsed timestamps by their text: graders read the same resources' times in every episode of a task. */
+const parsed = new Map<string, PyDatetime>();
+const MAX_PARSED = 100_000;
+
+/** datetime.fromisoformat(s): raises ValueError on anything Python rejects (common forms covered). Results are frozen (shared). */
 export function fromIsoformat(s: string): PyDatetime {
   if (typeof s !== "string") throw new PyError("TypeError", "fromisoformat: argument must be str");
+  let dt = parsed.get(s);
+  if (dt === undefined) {
+    const fresh = parseIsoformat(s);
+    dt = Object.freeze({ ...fresh, date: Object.freeze(fresh.date) });
+    if (parsed.size >= MAX_PARSED) parsed.clear();
+    parsed.set(s, dt);
+  }
+  return dt;
+}
+
+function parseIsoformat(s: string): PyDatetime {
   const dm = DATE.exec(s);
   if (!dm) throw invalid(s);
   const y = Number(dm[1]);
