@@ -6,6 +6,7 @@
 // so Utf8 always suffices (no LargeUtf8 needed).
 import { RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
 import { arrowSchema, arrowValue } from "./features.ts";
+import type { Hasher } from "../env/fhir/index.ts";
 import { CountedFile, type FileEntry } from "./files.ts";
 import { rowColumns, type TrlRow } from "./schema.ts";
 
@@ -36,9 +37,17 @@ export class ArrowStreamFile {
   private readonly file: CountedFile;
   private rows = 0;
 
-  constructor(absPath: string, path: string) {
-    this.file = new CountedFile(absPath, path);
+  constructor(absPath: string, path: string, hasher: Hasher) {
+    this.file = new CountedFile(absPath, path, hasher);
     this.file.write(streamParts().header);
+  }
+
+  get path(): string {
+    return this.file.path;
+  }
+
+  get bytes(): number {
+    return this.file.bytes;
   }
 
   addBatch(message: Uint8Array, rows: number): void {
@@ -47,8 +56,8 @@ export class ArrowStreamFile {
     this.rows += rows;
   }
 
-  close(): FileEntry {
+  async close(): Promise<FileEntry> {
     this.file.write(streamParts().eos);
-    return { ...this.file.close(), rows: this.rows };
+    return { ...(await this.file.close()), rows: this.rows };
   }
 }

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, renameSync, rmSync, mkdirSync, statSync, writ
 import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { EHRGYM_VERSION } from "../rollout/index.ts";
+import { Hasher } from "../env/fhir/index.ts";
 import { ArrowStreamFile, BATCH_BYTES, BATCH_ROWS } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
 import { InputFiles, type Format, type RenderedChunk } from "./chunk.ts";
@@ -142,9 +143,11 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
   const inputBytes = o.inputs.reduce((n, p) => n + statSync(p).size, 0);
   const pool = createBuildPool(o.threads ?? defaultThreads(inputBytes));
   const inputs = new InputFiles();
+  // Inputs and outputs are hashed on a worker thread, on the core the build's one thread leaves.
+  const hasher = new Hasher();
   try {
     const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: heldOut.sources };
-    const s = await scan(o.inputs, filter, (t) => pool.scanRange(t), o.rangeBytes);
+    const s = await scan(o.inputs, filter, (t) => pool.scanRange(t), hasher, o.rangeBytes);
     for (const line of s.badExamples) log(`skipped ${line}`);
     if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
     const converted = (e: Entry) => Buffer.from(`${JSON.stringify(inputs.trlRow(o.inputs[e.file]!, e))}\n`);
@@ -163,7 +166,13 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
     const firstSplit = plan.splits.find((sp) => sp.entries.length)!;
     const example = inputs.trlRow(o.inputs[firstSplit.entries[0]!.file]!, firstSplit.entries[0]!);
 
-    const files: FileEntry[] = [];
+    const closing: Promise<FileEntry>[] = [];
+    // Awaited together after the last chunk; a build that fails before then must not leave them unhandled.
+    const close = (file: { close(): Promise<FileEntry> }) => {
+      const done = file.close();
+      done.catch(() => {});
+      closing.push(done);
+    };
     const cardSplits: CardSplit[] = plan.splits.map((sp) => ({
       name: sp.name,
       rows: sp.entries.length,
@@ -174,24 +183,23 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
     let openai: CountedFile | undefined;
     const closeShard = (cs: CardSplit) => {
       if (!shardFiles) return;
-      const j = shardFiles.jsonl.close();
-      files.push(j);
-      cs.jsonl.files.push(j.path);
-      cs.jsonl.bytes += j.bytes;
-      if (shardFiles.arrow && cs.arrow) {
-        const a = shardFiles.arrow.close();
-        files.push(a);
-        cs.arrow.files.push(a.path);
-        cs.arrow.bytes += a.bytes;
+      // Closing ends a file (its size is final now); its hash is awaited after the last chunk.
+      const { jsonl, arrow } = shardFiles;
+      close(jsonl);
+      cs.jsonl.files.push(jsonl.path);
+      cs.jsonl.bytes += jsonl.bytes;
+      if (arrow && cs.arrow) {
+        close(arrow);
+        cs.arrow.files.push(arrow.path);
+        cs.arrow.bytes += arrow.bytes;
       }
       shardFiles = undefined;
     };
     const closeSplit = (cs: CardSplit) => {
       closeShard(cs);
       if (openai) {
-        const f = openai.close();
-        files.push(f);
-        cs.openai = f.path;
+        close(openai);
+        cs.openai = openai.path;
         openai = undefined;
       }
     };
@@ -205,10 +213,10 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         const split = plan.splits[c.split]!.name;
         const name = shardName(split, c.shard, c.shards);
         shardFiles = {
-          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`),
-          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) } : {}),
+          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`, hasher),
+          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`, hasher) } : {}),
         };
-        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`);
+        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`, hasher);
         at = c;
       }
       shardFiles!.jsonl.write(rendered.jsonl, c.rows.length);
@@ -216,6 +224,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
       if (rendered.openai) openai?.write(rendered.openai, c.rows.length);
     }
     if (at) closeSplit(cardSplits[at.split]!);
+    const files = await Promise.all(closing);
     o.inputs.forEach((path, i) => {
       const now = statSync(path);
       if (now.size !== s.stamps[i]!.size || now.mtimeMs !== s.stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
@@ -304,6 +313,6 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
     return { rows: finalEntries.length, splits: manifest.splits, bad: s.bad, badExamples: s.badExamples, manifest };
   } finally {
     inputs.close();
-    await pool.close();
+    await Promise.all([pool.close(), hasher.close()]);
   }
 }

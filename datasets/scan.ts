@@ -2,8 +2,8 @@
 // small entry per row (where its line is, what the plan needs). Inputs are cut into byte ranges at
 // line starts so ranges can be scanned in parallel (worker threads); the merge is in range order,
 // so the result does not depend on how many ranges ran where.
-import { createHash } from "node:crypto";
-import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import type { Hasher } from "../env/fhir/index.ts";
 import { EpisodeRow } from "../rollout/index.ts";
 import { assistantHash, canonicalJson, rowId, toTrlMessages } from "./convert.ts";
 import { HeldOut, type ExcludeSource } from "./exclude.ts";
@@ -222,17 +222,22 @@ export function splitRanges(path: string, size: number, rangeBytes = RANGE_BYTES
   return cuts.map((start, i) => ({ start, end: cuts[i + 1] ?? size }));
 }
 
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) hash.update(chunk);
-  return hash.digest("hex");
+async function sha256File(hasher: Hasher, path: string): Promise<string> {
+  const fd = openSync(path, "r");
+  try {
+    const h = await hasher.hash(fd);
+    if ("error" in h) throw new Error(`cannot hash ${path}: ${h.error}`);
+    return h.sha256;
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** Scans every input, its ranges through `run` (in this thread or a worker pool), and merges the results in input order. */
-export async function scan(paths: string[], filter: RowFilter, run: (t: RangeTask) => Promise<RangeScan>, rangeBytes?: number): Promise<ScanResult> {
+/** Scans every input, its ranges through `run` (in this thread or a worker pool), and merges the results in input order; `hasher` hashes the inputs meanwhile. */
+export async function scan(paths: string[], filter: RowFilter, run: (t: RangeTask) => Promise<RangeScan>, hasher: Hasher, rangeBytes?: number): Promise<ScanResult> {
   const stamps = paths.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
   const tasks = paths.flatMap((path, file) => splitRanges(path, stamps[file]!.size, rangeBytes).map((range) => ({ ...filter, path, file, ...range })));
-  const [parts, hashes] = await Promise.all([Promise.all(tasks.map(run)), Promise.all(paths.map(sha256File))]);
+  const [parts, hashes] = await Promise.all([Promise.all(tasks.map(run)), Promise.all(paths.map((p) => sha256File(hasher, p)))]);
 
   const r: ScanResult = { entries: [], sources: [], inputs: [], valid: 0, passByModel: new Map(), bad: 0, badExamples: [], filtered: 0, excluded: 0, excludedPatients: new Set(), noPatient: 0, stamps };
   const indexOf = sourceIndexer(r.sources);

@@ -5,6 +5,7 @@ export { FhirService, createFhirService, CONTENT_TYPE, type FhirServiceOptions }
 export { loadNdjson, exportNdjson, type ExportOptions, type LoadOptions, type LoadProgress } from "./ndjson.ts";
 export { writeNdjsonIndex, NdjsonIndexStream, type IndexResult } from "./ndjson-index-stream.ts";
 export { INDEX_SUFFIX, INDEX_VERSION } from "./ndjson-index.ts";
+export { Hasher, type FollowedHash, type HashResult } from "./ndjson-hash.ts";
 export { prettyJson, compactJson } from "./pretty.ts";
 export { bundlePieces, type BundleParts } from "./bundle.ts";
 export { parseLossless } from "./lossless.ts";
