@@ -2,11 +2,11 @@
 // on its own as a one-batch stream (schema, batch, end marker) and only its batch message kept, so
 // batches can be made apart (in worker threads) and a file is: the schema message once, every
 // batch message in order, one end marker: a valid multi-batch stream. Batches are cut at
-// BATCH_ROWS rows or BATCH_BYTES of input (what a worker holds at once), far below the 2 GiB a Utf8 column of one batch can hold,
-// so Utf8 always suffices (no LargeUtf8 needed).
+// BATCH_ROWS rows or BATCH_BYTES of input (what a worker holds at once), far below the 2 GiB a
+// Utf8 column of one batch can hold, so Utf8 always suffices (no LargeUtf8 needed).
 import { RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
-import { arrowSchema, arrowValue } from "./features.ts";
 import type { Hasher } from "../env/fhir/index.ts";
+import { arrowSchema, arrowValue } from "./features.ts";
 import { CountedFile, type FileEntry } from "./files.ts";
 import { rowColumns, type TrlRow } from "./schema.ts";
 

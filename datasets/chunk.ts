@@ -2,14 +2,12 @@
 // and rendered in every format (a JSONL slice, an openai slice, one Arrow record batch). Chunks are
 // independent, so worker threads render them while the main thread writes them in order.
 import { closeSync, openSync, readSync } from "node:fs";
+import { ESCAPE_SLICE, escapedSlices } from "../env/fhir/index.ts";
 import { EpisodeRow } from "../rollout/index.ts";
 import { arrowBatch } from "./arrow.ts";
 import { toOpenAiRecord, toTrlRow } from "./convert.ts";
 import { lineText } from "./lines.ts";
 import type { TrlRow } from "./schema.ts";
-
-/** Strings longer than this are escaped and written in slices of this many code units. */
-const SLICE = 8192;
 
 export type Format = "trl" | "openai" | "arrow";
 
@@ -105,7 +103,7 @@ export class ByteBuilder {
 
   /** JSON.stringify(value) for a message (a plain object from JSON.parse), long strings in slices. */
   private json(value: unknown): void {
-    if (typeof value === "string" && value.length > SLICE) return this.longString(value);
+    if (typeof value === "string" && value.length > ESCAPE_SLICE) return this.longString(value);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return this.text(JSON.stringify(value));
     let first = true;
     this.text("{");
@@ -121,18 +119,11 @@ export class ByteBuilder {
   private longString(text: string): void {
     const span = this.copiesFrom?.written.get(text);
     if (span) return this.copy(this.copiesFrom!.buf, span[0], span[1]);
-    const start = this.used;
+    const from = this.used;
     this.text('"');
-    for (let start = 0; start < text.length; ) {
-      let end = Math.min(text.length, start + SLICE);
-      // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
-      const last = text.charCodeAt(end - 1);
-      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-      this.text(JSON.stringify(text.slice(start, end)).slice(1, -1));
-      start = end;
-    }
+    for (const piece of escapedSlices(text)) this.text(piece);
     this.text('"');
-    this.written.set(text, [start, this.used]);
+    this.written.set(text, [from, this.used]);
   }
 
   private copy(from: Buffer, start: number, end: number): void {

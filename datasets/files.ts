@@ -22,7 +22,7 @@ export class Appender {
   private used = 0;
   /** Bytes appended so far (flushed or not), and those already in the file. */
   size = 0;
-  flushed = 0;
+  private flushed = 0;
 
   constructor(
     readonly fd: number,
@@ -91,13 +91,6 @@ export class CountedFile {
   write(data: string | Uint8Array, rows = 0): void {
     this.out.append(data);
     this.rows += rows;
-  }
-
-  /** `text` and a newline (appended apart: concatenating a large string first would copy it). */
-  writeLine(text: string): void {
-    this.out.append(text);
-    this.out.append("\n");
-    this.rows++;
   }
 
   /** Flushes, waits for the worker's hash of the whole file and closes it. */

@@ -16,8 +16,6 @@ export interface ReadLinesOptions {
   /** Byte range [start, end) to read; `start` must be a line start. */
   start?: number;
   end?: number;
-  /** Sees every byte read (e.g. to hash the file while reading it). */
-  onChunk?: (chunk: Buffer) => void;
 }
 
 export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncGenerator<Line> {
@@ -28,7 +26,6 @@ export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncG
   const range = { start: lineStart, ...(o.end !== undefined ? { end: o.end - 1 } : {}) };
   if (o.end !== undefined && o.end <= lineStart) return;
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...range }) as AsyncIterable<Buffer>) {
-    o.onChunk?.(chunk);
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);

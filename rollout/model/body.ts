@@ -9,6 +9,7 @@
 // are written in slices, each stringified on its own. Body buffers go back to a pool when an
 // episode ends: fresh memory for every episode's ~0.5 MB of body costs page faults on every write.
 import type { Message } from "../../env/core/index.ts";
+import { ESCAPE_SLICE, escapedSlices } from "../../env/fhir/index.ts";
 
 interface Conversation {
   tools: readonly unknown[] | undefined;
@@ -28,7 +29,6 @@ interface FreeBuffer {
 }
 
 const CLOSE = Buffer.from("]}");
-const SLICE = 8192;
 /** A conversation's first buffer: address space only, its pages are touched as the body grows (a copy to a bigger one costs more here than the encoding). */
 const FIRST_BUFFER = 1 << 20;
 const GROWTH = 4;
@@ -114,18 +114,11 @@ export class ChatBodies {
 
   private appendMessage(c: Conversation, m: Message, comma: boolean): void {
     const content = m.content;
-    if (typeof content !== "string" || content.length <= SLICE) return this.append(c, (comma ? "," : "") + JSON.stringify(m));
+    if (typeof content !== "string" || content.length <= ESCAPE_SLICE) return this.append(c, (comma ? "," : "") + JSON.stringify(m));
     const { content: _, ...rest } = m;
     const head = JSON.stringify(rest);
     this.append(c, `${comma ? "," : ""}${head.slice(0, -1)}${head.length > 2 ? "," : ""}"content":"`);
-    for (let start = 0; start < content.length; ) {
-      let end = Math.min(content.length, start + SLICE);
-      // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
-      const last = content.charCodeAt(end - 1);
-      if (end < content.length && last >= 0xd800 && last <= 0xdbff) end--;
-      this.append(c, JSON.stringify(content.slice(start, end)).slice(1, -1));
-      start = end;
-    }
+    for (const piece of escapedSlices(content)) this.append(c, piece);
     this.append(c, '"}');
   }
 }

@@ -30,8 +30,9 @@ export function fromIsoformat(s: string): PyDatetime {
   if (typeof s !== "string") throw new PyError("TypeError", "fromisoformat: argument must be str");
   let dt = parsed.get(s);
   if (dt === undefined) {
-    const fresh = parseIsoformat(s);
-    dt = Object.freeze({ ...fresh, date: Object.freeze(fresh.date) });
+    dt = parseIsoformat(s);
+    Object.freeze(dt.date);
+    Object.freeze(dt);
     if (parsed.size >= MAX_PARSED) parsed.clear();
     parsed.set(s, dt);
   }
