@@ -5,6 +5,7 @@ import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/pr
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
+import { jsonPiecesWithMessages, utf8Of } from "../env/core/index.ts";
 import { EpisodeRow } from "./row.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
@@ -118,13 +119,20 @@ export async function removeRows(path: string, drop: (row: Record<string, unknow
   return dropped;
 }
 
-/** Appends rows one `write` per line, in call order. */
+/**
+ * Appends rows one `write` per line, in call order. A row's transcript is encoded message by message
+ * (FHIR replies from the environment's cached escaped texts, see messageJsonPieces) into the line's
+ * bytes: one JSON.stringify of a ~100 KB row would flatten every reply in the row in place (memory
+ * the row then keeps) and make the line a fresh large string, twice (text, then bytes).
+ */
 export class JsonlAppender {
   private chain: Promise<void> = Promise.resolve();
   private handle: Promise<FileHandle> | undefined;
   constructor(private readonly path: string) {}
   append(row: unknown): Promise<void> {
-    const line = `${JSON.stringify(row)}\n`;
+    const pieces = jsonPiecesWithMessages(row, "messages", false) ?? [JSON.stringify(row)];
+    pieces.push("\n");
+    const line = utf8Of(pieces);
     this.handle ??= open(this.path, "a");
     const handle = this.handle;
     this.chain = this.chain.then(async () => {

@@ -308,11 +308,13 @@ export class MedAgentEnv {
    * texts instead of holding a flat ~20 KB copy per step, which a server with many open episodes
    * would otherwise keep copying through young-generation GCs.
    */
-  private say(ep: Episode, message: Message, fresh?: string): Message {
+  private say(ep: Episode, message: Message, fresh?: string, reply?: { before: string; bundle: BundleParts; after: string }): void {
     ep.messages.push(message);
     const copy = fresh !== undefined ? { ...message, content: fresh } : { ...message };
     ep.observation.push(copy);
-    return copy;
+    // Both are noted as FHIR replies: whoever encodes the history (rows) or the observation (request
+    // bodies, step replies) writes them from the bundle's cached escaped texts.
+    if (reply) for (const m of [message, copy]) noteContentParts(m, reply.before, reply.bundle, reply.after);
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
@@ -368,8 +370,7 @@ export class MedAgentEnv {
     }
     if (reply !== undefined) {
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      const said = this.say(ep, { role: "user", content: reply }, fresh);
-      if (bundle) noteContentParts(said, GET_REPLY_AROUND[0], bundle, GET_REPLY_AROUND[1]);
+      this.say(ep, { role: "user", content: reply }, fresh, bundle && { before: GET_REPLY_AROUND[0], bundle, after: GET_REPLY_AROUND[1] });
     }
   }
 
@@ -426,8 +427,7 @@ export class MedAgentEnv {
         }
       }
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      const said = this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
-      if (bundle) noteContentParts(said, "", bundle, "");
+      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply }, undefined, bundle && { before: "", bundle, after: "" });
     }
   }
 

@@ -2,7 +2,7 @@
 // inside a message is given as its bundle's pieces (whose texts, escaped too, are cached per
 // resource) instead of one string, so encoding a step neither escapes the resources again nor makes
 // flat copies of the whole reply on the way to the socket.
-import { bundlePieces, escapeJson, type BundleParts } from "../fhir/index.ts";
+import { bundlePieces, ESCAPE_SLICE, escapedSlices, escapeJson, type BundleParts } from "../fhir/index.ts";
 import type { Message } from "./types.ts";
 
 interface ContentParts {
@@ -38,16 +38,87 @@ export function contentPieces(message: Message): string[] | undefined {
 
 const EMPTY_CONTENT_END = '"content":""}';
 
-/** Appends pieces whose concatenation is `JSON.stringify(message)` to `out`, and returns it. */
-export function messageJsonPieces(message: Message, out: string[] = []): string[] {
-  const p = noted(message);
-  const head = p === undefined ? "" : JSON.stringify({ ...message, content: "" });
-  if (p === undefined || !head.endsWith(EMPTY_CONTENT_END)) {
+/**
+ * Appends pieces whose concatenation is `JSON.stringify(message)` to `out`, and returns it. A noted
+ * FHIR reply comes from its bundle's cached escaped texts; any other long content in slices
+ * (escapedSlices), so no piece is a fresh string of the content's whole size. `joinPages` false:
+ * a bundle's entries one by one, never a page's joined text (for a writer that copies the pieces at
+ * once and keeps none of them).
+ */
+export function messageJsonPieces(message: Message, out: string[] = [], joinPages = true): string[] {
+  const content = message.content;
+  if (typeof content !== "string" || content.length <= ESCAPE_SLICE) {
     out.push(JSON.stringify(message));
     return out;
   }
+  const head = JSON.stringify({ ...message, content: "" });
+  if (!head.endsWith(EMPTY_CONTENT_END)) {
+    out.push(JSON.stringify(message));
+    return out;
+  }
+  const p = noted(message);
+  if (p === undefined) {
+    out.push(head.slice(0, -2));
+    for (const piece of escapedSlices(content)) out.push(piece);
+    out.push('"}');
+    return out;
+  }
   out.push(head.slice(0, -2) + escapeJson(p.before));
-  bundlePieces(p.bundle, true, out);
+  bundlePieces(p.bundle, true, out, joinPages);
   out.push(escapeJson(p.after) + '"}');
+  return out;
+}
+
+/**
+ * Pieces whose concatenation is `JSON.stringify(value)` for an object whose `key` holds a list of
+ * messages (a step reply's observation, an episode row's transcript), the messages written with
+ * messageJsonPieces; undefined for any other value.
+ */
+export function jsonPiecesWithMessages(value: unknown, key: string, joinPages = true): string[] | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || "toJSON" in value) return undefined;
+  const record = value as Record<string, unknown>;
+  if (!Array.isArray(record[key])) return undefined;
+  const pieces: string[] = [];
+  let sep = "{";
+  for (const name of Object.keys(record)) {
+    const v = record[name];
+    if (name === key) {
+      pieces.push(`${sep}${JSON.stringify(key)}:[`);
+      const messages = v as unknown[];
+      for (let i = 0; i < messages.length; i++) {
+        if (i > 0) pieces.push(",");
+        const m = messages[i];
+        if (m !== null && typeof m === "object" && !Array.isArray(m) && !("toJSON" in m)) messageJsonPieces(m as Message, pieces, joinPages);
+        else pieces.push(JSON.stringify(m) ?? "null");
+      }
+      pieces.push("]");
+    } else {
+      const json = JSON.stringify(v) as string | undefined; // undefined and functions are left out, as JSON.stringify does
+      if (json === undefined) continue;
+      pieces.push(`${sep}${JSON.stringify(name)}:${json}`);
+    }
+    sep = ",";
+  }
+  pieces.push(sep === "{" ? "{}" : "}");
+  return pieces;
+}
+
+/** Total UTF-8 bytes of `pieces`. */
+export function utf8Length(pieces: readonly string[]): number {
+  let n = 0;
+  for (const p of pieces) n += Buffer.byteLength(p);
+  return n;
+}
+
+/** Writes `pieces` one after the other into `out` from `at`; returns the offset after them. */
+export function writeUtf8(out: Buffer, at: number, pieces: readonly string[]): number {
+  for (const p of pieces) at += out.write(p, at, "utf8");
+  return at;
+}
+
+/** The UTF-8 bytes of `pieces`, one after the other, in one exactly sized buffer. */
+export function utf8Of(pieces: readonly string[]): Buffer {
+  const out = Buffer.allocUnsafe(utf8Length(pieces));
+  writeUtf8(out, 0, pieces);
   return out;
 }

@@ -58,9 +58,10 @@ const jsonBlock = (e: BundleEntries, i: number): string => e.blockJson(i);
  * true pieces of its JSON-escaped form (`JSON.stringify(text)` without the quotes). An entry is one
  * piece, its text cached per row (escaped too), so a server that writes the pieces straight into its
  * reply buffer neither escapes the resources again nor makes a flat copy of the whole text. No piece
- * splits a character (or a surrogate pair).
+ * splits a character (or a surrogate pair). `joinPages` false: entries one by one, never a page's
+ * joined text (for a writer that copies the pieces at once and keeps none of them).
  */
-export function bundlePieces(b: BundleParts, json: boolean, out: string[] = []): string[] {
+export function bundlePieces(b: BundleParts, json: boolean, out: string[] = [], joinPages = true): string[] {
   const piece = json ? escapeJson : same;
   const entry = json ? jsonBlock : plainBlock;
   // The reply's own part (id, time, links) as one flat string: episode histories keep it.
@@ -75,7 +76,7 @@ export function bundlePieces(b: BundleParts, json: boolean, out: string[] = []):
   const n = b.entries.length;
   if (n) head.push(`,\n  "entry": [ `);
   out.push(piece(head.join("")));
-  const joined = n > 1 ? b.entries.joined?.(json) : undefined;
+  const joined = n > 1 && joinPages ? b.entries.joined?.(json) : undefined;
   if (joined !== undefined) out.push(joined);
   else if (n) {
     out.push(entry(b.entries, 0));

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import msgpack from "msgpack-lite";
-import { contentPieces, messageJsonPieces, type Message } from "../core/index.ts";
+import { contentPieces, jsonPiecesWithMessages, utf8Length, utf8Of, writeUtf8, type Message } from "../core/index.ts";
 import { HttpError } from "./errors.ts";
 
 // msgpack-lite's default codec revives JS-specific ext types (Error, Date, typed arrays); clients
@@ -73,24 +73,6 @@ function plain(value: unknown): unknown {
   return out;
 }
 
-/** Total UTF-8 bytes of `pieces`. */
-function byteLength(pieces: readonly string[]): number {
-  let n = 0;
-  for (const p of pieces) n += Buffer.byteLength(p);
-  return n;
-}
-
-/** Writes `pieces` one after the other into `out` from `at`; returns the offset after them. */
-function writePieces(out: Buffer, at: number, pieces: readonly string[]): number {
-  for (const p of pieces) at += out.write(p, at, "utf8");
-  return at;
-}
-
-function elementJson(m: unknown, out: string[]): void {
-  if (m !== null && typeof m === "object" && !Array.isArray(m)) messageJsonPieces(m as Message, out);
-  else out.push(JSON.stringify(m) ?? "null");
-}
-
 /**
  * The UTF-8 bytes of `JSON.stringify(value)`. A reply's `observation` messages are written from
  * pieces (`messageJsonPieces`: FHIR replies from their cached escaped entry texts) straight into one
@@ -99,31 +81,8 @@ function elementJson(m: unknown, out: string[]): void {
  * it causes are the server's tail latency).
  */
 export function encodeJson(value: unknown): Buffer {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || !Array.isArray((value as { observation?: unknown }).observation) || "toJSON" in value)
-    return Buffer.from(JSON.stringify(value) ?? "");
-  const pieces: string[] = [];
-  let sep = "{";
-  for (const key of Object.keys(value)) {
-    const v = (value as Record<string, unknown>)[key];
-    if (key === "observation") {
-      pieces.push(`${sep}"observation":[`);
-      const messages = v as unknown[];
-      for (let i = 0; i < messages.length; i++) {
-        if (i > 0) pieces.push(",");
-        elementJson(messages[i], pieces);
-      }
-      pieces.push("]");
-    } else {
-      const json = JSON.stringify(v) as string | undefined; // undefined and functions are left out, as JSON.stringify does
-      if (json === undefined) continue;
-      pieces.push(`${sep}${JSON.stringify(key)}:${json}`);
-    }
-    sep = ",";
-  }
-  pieces.push(sep === "{" ? "{}" : "}");
-  const out = Buffer.allocUnsafe(byteLength(pieces));
-  writePieces(out, 0, pieces);
-  return out;
+  const pieces = jsonPiecesWithMessages(value, "observation");
+  return pieces === undefined ? Buffer.from(JSON.stringify(value) ?? "") : utf8Of(pieces);
 }
 
 /** Strings at least this long are spliced into msgpack-lite's output rather than given to it. */
@@ -174,7 +133,7 @@ export function encodeMsgpack(value: unknown): Buffer {
     const marker = Buffer.from(`${SPLICE_MARK}${i}\u0000`);
     const at = encoded.indexOf(marker, from) - 1; // the marker's one-byte fixstr header
     if (at < 0 || encoded[at] !== (0xa0 | marker.length)) return msgpack.encode(plain(value), { codec }) as Buffer;
-    const bytes = byteLength(text);
+    const bytes = utf8Length(text);
     const header = strHeader(bytes);
     splices.push({ at, end: at + 1 + marker.length, header, text });
     size += header.length + bytes - (1 + marker.length);
@@ -186,7 +145,7 @@ export function encodeMsgpack(value: unknown): Buffer {
   for (const p of splices) {
     dst += encoded.copy(out, dst, src, p.at);
     dst += p.header.copy(out, dst);
-    dst = writePieces(out, dst, p.text);
+    dst = writeUtf8(out, dst, p.text);
     src = p.end;
   }
   encoded.copy(out, dst, src);

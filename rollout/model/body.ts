@@ -5,11 +5,11 @@
 // of the whole conversation per turn.
 //
 // A long JSON.stringify result is a rope that V8 must flatten (copy) before it can be written, and for
-// a bundle of several MB that flattening cost more than the stringify itself: long message contents
-// are written in slices, each stringified on its own. Body buffers go back to a pool when an
+// a bundle of several MB that flattening cost more than the stringify itself: a FHIR reply is written
+// from its entries' escaped texts the FHIR service keeps, other long contents in slices, each
+// stringified on its own. Body buffers go back to a pool when an
 // episode ends: fresh memory for every episode's ~0.5 MB of body costs page faults on every write.
-import type { Message } from "../../env/core/index.ts";
-import { ESCAPE_SLICE, escapedSlices } from "../../env/fhir/index.ts";
+import { messageJsonPieces, type Message } from "../../env/core/index.ts";
 
 interface Conversation {
   tools: readonly unknown[] | undefined;
@@ -113,12 +113,8 @@ export class ChatBodies {
   }
 
   private appendMessage(c: Conversation, m: Message, comma: boolean): void {
-    const content = m.content;
-    if (typeof content !== "string" || content.length <= ESCAPE_SLICE) return this.append(c, (comma ? "," : "") + JSON.stringify(m));
-    const { content: _, ...rest } = m;
-    const head = JSON.stringify(rest);
-    this.append(c, `${comma ? "," : ""}${head.slice(0, -1)}${head.length > 2 ? "," : ""}"content":"`);
-    for (const piece of escapedSlices(content)) this.append(c, piece);
-    this.append(c, '"}');
+    // A FHIR reply from the environment comes from its entries' cached escaped texts, other long
+    // content in slices (see messageJsonPieces).
+    for (const piece of messageJsonPieces(m, comma ? [","] : [], false)) this.append(c, piece);
   }
 }

@@ -4,8 +4,8 @@
 import fc from "fast-check";
 import msgpack from "msgpack-lite";
 import { describe, expect, it } from "vitest";
-import { EmbeddedBackend, EnvConfig, MedAgentEnv, messageJsonPieces, type Message } from "../../env/core/index.ts";
-import { createStoreBuilder, FhirService } from "../../env/fhir/index.ts";
+import { EmbeddedBackend, EnvConfig, jsonPiecesWithMessages, MedAgentEnv, messageJsonPieces, utf8Of, type Message } from "../../env/core/index.ts";
+import { createStoreBuilder, ESCAPE_SLICE, FhirService } from "../../env/fhir/index.ts";
 import { encodeJson, encodeMsgpack } from "../../env/server/codec.ts";
 import { API_BASE, lab, patient, solGrader, task } from "../core/fixtures.ts";
 
@@ -108,5 +108,36 @@ describe("server JSON encoder", () => {
       }),
       { numRuns: 60, seed: 20261123 },
     );
+  });
+
+  it("encodes an episode's history (as rows hold it) exactly as JSON.stringify, its FHIR replies from their cached pieces", async () => {
+    const env = envFor([...TRICKY, ...TRICKY.map((n) => `${n} II`), ...TRICKY.map((n) => `${n} III`)]);
+    await env.reset({ task: task("enc-history", "S2000000", ["S2000000"]) });
+    for (const turn of [`GET ${API_BASE}Patient?_count=50`, `GET ${API_BASE}Observation?patient=S2000006&_sort=-date`, `GET ${API_BASE}Patient?_count=50`, "not an action"]) await env.step(turn);
+    const { messages } = env.record();
+    const bundles = messages.filter((m) => m.content?.includes('"resourceType": "Bundle"'));
+    expect(bundles.length).toBeGreaterThanOrEqual(3);
+    // The history's own message objects are noted too: long replies come an entry per piece.
+    const long = bundles.filter((m) => m.content!.length > ESCAPE_SLICE);
+    expect(long.length).toBeGreaterThanOrEqual(2);
+    for (const m of long) expect(messageJsonPieces(m, [], false).length).toBeGreaterThan(20);
+    for (const joinPages of [true, false]) {
+      const row = { task_id: "enc-history", reward: 1, messages, tools: undefined, policy: { kind: "expert" } };
+      expect(jsonPiecesWithMessages(row, "messages", joinPages)!.join("")).toBe(JSON.stringify(row));
+    }
+  });
+
+  it("writes long content that is not a FHIR reply in slices, byte for byte as JSON.stringify", () => {
+    // Surrogate pairs straddling every slice boundary, escapes, and a key after `content`.
+    const long = `${"a".repeat(8191)}😀${'x"\\\n\u0001'.repeat(3000)}${"é😀".repeat(5000)}`;
+    const messages: Message[] = [
+      { role: "user", content: long },
+      { role: "assistant", content: long, tool_calls: [] } as Message,
+      { role: "tool", tool_call_id: "c1", content: long.slice(1) },
+    ];
+    for (const m of messages) expect(messageJsonPieces(m).join("")).toBe(JSON.stringify(m));
+    expect(messageJsonPieces(messages[0]!).length).toBeGreaterThan(3);
+    const row = { messages, n: 1 };
+    expect(utf8Of(jsonPiecesWithMessages(row, "messages")!).equals(Buffer.from(JSON.stringify(row)))).toBe(true);
   });
 });

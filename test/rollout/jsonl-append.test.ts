@@ -1,0 +1,34 @@
+// Rows are appended message by message (FHIR replies from the environment's cached pieces), not
+// through one JSON.stringify of the row: the file must hold exactly what JSON.stringify would write.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { MedAgentEnv } from "../../env/core/index.ts";
+import { generateStore } from "../../env/ehr/index.ts";
+import { generateTasks } from "../../env/tasks/index.ts";
+import { createExpertPolicy, JsonlAppender, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
+import { API_BASE, envConfig } from "./world.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ehrgym-append-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("JsonlAppender", () => {
+  it("writes each row of real episodes (both protocols) byte for byte as JSON.stringify, in call order", async () => {
+    const { store } = generateStore({ seed: 5, patients: 30 });
+    const config = envConfig(store);
+    const tasks = (["mab-v1", "mab-v2"] as const).flatMap((suite) => generateTasks(store, { suite, perType: 3, seed: 5 }));
+    const rows: EpisodeRow[] = [];
+    for (const protocol of ["text", "tools"] as const) {
+      const run = await runEpisodes({ makeEnv: () => new MedAgentEnv(config), policy: createExpertPolicy({ apiBase: API_BASE }), tasks, protocol, maxRounds: 8, concurrency: 4, progress: false });
+      rows.push(...run.rows);
+    }
+    // Long FHIR replies are among them (the case the piecewise encoding is for).
+    expect(rows.some((r) => r.messages.some((m) => (m.content?.length ?? 0) > 8192))).toBe(true);
+    const path = join(dir, "rows.jsonl");
+    const appender = new JsonlAppender(path);
+    await Promise.all(rows.map((row) => appender.append(row)));
+    await appender.close();
+    expect(readFileSync(path, "utf8")).toBe(rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
+  });
+});
