@@ -44,8 +44,13 @@ export interface RunOptions extends Omit<EpisodeOptions, "sample" | "signal"> {
 export type StopReason = "target" | "max-episodes" | "interrupted" | "fatal" | "errors";
 
 export interface RunResult {
-  /** Rows of this run only. */
+  /**
+   * Rows of this run only, in finishing order; none when `out` is given (the file holds them: a
+   * week-long run must not also keep every transcript in memory; `onRow` sees each one).
+   */
   rows: EpisodeRow[];
+  /** What this run ran, with or without `out`: episodes, those with reward 1, and their tokens. */
+  ran: { episodes: number; correct: number; promptTokens: number; completionTokens: number };
   /** Keys skipped because `out` had them. */
   skipped: number;
   /** Rows in `out` before the run (after --retry-errors removed its rows), and how many were correct. */
@@ -110,6 +115,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
   o.signal?.addEventListener("abort", onOuterAbort, { once: true });
 
   const rows: EpisodeRow[] = [];
+  const ran: RunResult["ran"] = { episodes: 0, correct: 0, promptTokens: 0, completionTokens: 0 };
   let correct = existing.correct;
   let errors = 0;
   let consecutiveErrors = 0;
@@ -132,7 +138,11 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
       stop("fatal", `the model endpoint failed every request so far: ${row.error ?? "model error"}`);
       return;
     }
-    rows.push(row);
+    if (!appender) rows.push(row);
+    ran.episodes++;
+    if (row.reward === 1) ran.correct++;
+    ran.promptTokens += row.usage?.prompt_tokens ?? 0;
+    ran.completionTokens += row.usage?.completion_tokens ?? 0;
     if (row.reward === 1) correct++;
     if (row.status === "model_error" || row.status === "error") errors++;
     consecutiveErrors = row.status === "model_error" ? consecutiveErrors + 1 : 0;
@@ -142,7 +152,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
     await appender?.append(row);
     o.onRow?.(row);
     progress.update({
-      done: rows.length,
+      done: ran.episodes,
       total: budget,
       correct,
       ...(o.targetCorrect !== undefined ? { target: o.targetCorrect } : {}),
@@ -184,5 +194,5 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
     await appender?.close();
   }
   if (!stopped && o.maxEpisodes !== undefined && budget < todo.length) stopped = { reason: "max-episodes", message: `--max-episodes ${o.maxEpisodes} reached` };
-  return { rows, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
+  return { rows, ran, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
 }

@@ -137,16 +137,16 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
   const summary = summarize(all as never);
   const out = process.stdout;
   out.write(`${formatSummary(summary)}\n\n`);
-  const ran = result.rows;
-  const correct = ran.filter((r) => r.reward === 1).length;
+  const { ran } = result;
+  const correct = ran.correct;
   const seconds = (Date.now() - started.getTime()) / 1000;
   out.write(
-    `${ran.length} episodes run (${correct} correct${ran.length ? `, ${((100 * correct) / ran.length).toFixed(1)}%` : ""}) in ${seconds.toFixed(1)} s` +
+    `${ran.episodes} episodes run (${correct} correct${ran.episodes ? `, ${((100 * correct) / ran.episodes).toFixed(1)}%` : ""}) in ${seconds.toFixed(1)} s` +
       `${result.skipped ? `; ${result.skipped} already in the file` : ""}${result.existing.retried ? `; ${result.existing.retried} model_error rows re-run` : ""}` +
       `; ${all.length} rows in ${job.out} (${all.filter((r) => r.reward === 1).length} correct)\n`,
   );
-  const tokensIn = ran.reduce((s, r) => s + (r.usage?.prompt_tokens ?? 0), 0);
-  const tokensOut = ran.reduce((s, r) => s + (r.usage?.completion_tokens ?? 0), 0);
+  const tokensIn = ran.promptTokens;
+  const tokensOut = ran.completionTokens;
   if (tokensIn + tokensOut > 0) {
     const cost = job.priceIn !== undefined || job.priceOut !== undefined ? ((job.priceIn ?? 0) * tokensIn + (job.priceOut ?? 0) * tokensOut) / 1e6 : undefined;
     out.write(
@@ -181,7 +181,7 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
         ...job.meta,
         counts: {
           keys: job.items.length,
-          run: ran.length,
+          run: ran.episodes,
           correct_run: correct,
           skipped: result.skipped,
           retried_errors: result.existing.retried,

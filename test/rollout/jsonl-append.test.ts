@@ -31,4 +31,22 @@ describe("JsonlAppender", () => {
     await appender.close();
     expect(readFileSync(path, "utf8")).toBe(rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
   });
+
+  it("a run with --out keeps no rows in memory; its counts match the file", async () => {
+    const { store } = generateStore({ seed: 6, patients: 20 });
+    const config = envConfig(store);
+    const tasks = generateTasks(store, { suite: "mab-v1", perType: 2, seed: 6 });
+    const out = join(dir, "run.jsonl");
+    const result = await runEpisodes({ makeEnv: () => new MedAgentEnv(config), policy: createExpertPolicy({ apiBase: API_BASE }), tasks, protocol: "text", maxRounds: 8, concurrency: 4, progress: false, out });
+    const written = readFileSync(out, "utf8").trim().split("\n").map((line) => JSON.parse(line) as EpisodeRow);
+    expect(result.rows).toEqual([]);
+    expect(written).toHaveLength(tasks.length);
+    expect(result.ran).toEqual({
+      episodes: tasks.length,
+      correct: written.filter((r) => r.reward === 1).length,
+      promptTokens: written.reduce((n, r) => n + (r.usage?.prompt_tokens ?? 0), 0),
+      completionTokens: written.reduce((n, r) => n + (r.usage?.completion_tokens ?? 0), 0),
+    });
+    expect(result.ran.correct).toBeGreaterThan(0);
+  });
 });
