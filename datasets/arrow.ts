@@ -7,7 +7,7 @@
 import { RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
 import type { Hasher } from "../env/fhir/index.ts";
 import { arrowSchema, arrowValue } from "./features.ts";
-import { CountedFile, type FileEntry } from "./files.ts";
+import { CountedFile, type FileEntry, type WriteBudget } from "./files.ts";
 import { rowColumns, type TrlRow } from "./schema.ts";
 
 export const BATCH_ROWS = 1000;
@@ -37,8 +37,8 @@ export class ArrowStreamFile {
   private readonly file: CountedFile;
   private rows = 0;
 
-  constructor(absPath: string, path: string, hasher: Hasher) {
-    this.file = new CountedFile(absPath, path, hasher);
+  constructor(absPath: string, path: string, hasher: Hasher, budget?: WriteBudget) {
+    this.file = new CountedFile(absPath, path, hasher, budget);
     this.file.write(streamParts().header);
   }
 

@@ -12,7 +12,7 @@ import { ArrowStreamFile, BATCH_BYTES, BATCH_ROWS } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
 import { InputFiles, type Format, type RenderedChunk } from "./chunk.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
-import { CountedFile, shardName, type FileEntry } from "./files.ts";
+import { CountedFile, shardName, WriteBudget, type FileEntry } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
 import { createBuildPool, defaultThreads } from "./pool.ts";
@@ -179,6 +179,8 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
       jsonl: { files: [], bytes: 0 },
       ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}),
     }));
+    // Output is written by libuv's threads while this one renders the next chunk, 64 MB in flight at most.
+    const budget = new WriteBudget();
     let shardFiles: { jsonl: CountedFile; arrow?: ArrowStreamFile } | undefined;
     let openai: CountedFile | undefined;
     const closeShard = (cs: CardSplit) => {
@@ -213,15 +215,16 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         const split = plan.splits[c.split]!.name;
         const name = shardName(split, c.shard, c.shards);
         shardFiles = {
-          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`, hasher),
-          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`, hasher) } : {}),
+          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`, hasher, budget),
+          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`, hasher, budget) } : {}),
         };
-        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`, hasher);
+        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`, hasher, budget);
         at = c;
       }
       shardFiles!.jsonl.write(rendered.jsonl, c.rows.length);
       if (rendered.arrow) shardFiles!.arrow?.addBatch(rendered.arrow, c.rows.length);
       if (rendered.openai) openai?.write(rendered.openai, c.rows.length);
+      await budget.room();
     }
     if (at) closeSplit(cardSplits[at.split]!);
     const files = await Promise.all(closing);

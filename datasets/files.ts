@@ -1,8 +1,9 @@
-// Output files written synchronously through one reused buffer, with their sha256 (hashed on a
-// worker thread as the file grows), size and row count. Strings are encoded straight into that
-// buffer: on rows of ~100 KB that is ~15x faster than Buffer.from, which allocates (and the kernel
-// maps and zeroes) a fresh buffer per row.
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+// Output files written through reused buffers, with their sha256 (hashed on a worker thread as the
+// file grows), size and row count. Strings are encoded straight into a buffer: on rows of ~100 KB
+// that is ~15x faster than Buffer.from, which allocates (and the kernel maps and zeroes) a fresh
+// buffer per row. Given a WriteBudget, writes are positional and asynchronous (libuv's threads copy
+// the bytes into the page cache on the core the build's thread leaves), at most its bytes in flight.
+import { closeSync, mkdirSync, openSync, write, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { FollowedHash, Hasher } from "../env/fhir/index.ts";
 
@@ -16,20 +17,52 @@ export interface FileEntry {
 
 const CHUNK = 4 << 20;
 
-/** Appends to an open file at its end (`size` so far), buffered; `onWritten` hears how far the file is written after each write. */
+/** Bytes of asynchronous writes in flight across files; `room()` waits until they are under the limit. */
+export class WriteBudget {
+  inFlight = 0;
+  private waiters: (() => void)[] = [];
+  /** Free CHUNK-sized buffers (a flushed buffer is in flight until its write ends). */
+  readonly spare: Buffer[] = [];
+
+  constructor(readonly limit = 64 << 20) {}
+
+  room(): Promise<void> | undefined {
+    if (this.inFlight <= this.limit) return undefined;
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(bytes: number): void {
+    this.inFlight -= bytes;
+    if (this.inFlight > this.limit) return;
+    const ready = this.waiters;
+    this.waiters = [];
+    for (const w of ready) w();
+  }
+}
+
+/** Appends to an open file at its end (`size` so far), buffered; `onWritten` hears how far the file is written (every byte before it) as writes end. */
 export class Appender {
-  private readonly buf = Buffer.allocUnsafe(CHUNK);
+  private buf: Buffer;
   private used = 0;
-  /** Bytes appended so far (flushed or not), and those already in the file. */
+  /** Bytes appended so far (flushed or not), and where the next write goes. */
   size = 0;
-  private flushed = 0;
+  private issued = 0;
+  /** Writes in flight, in file order, and the contiguous length written. */
+  private readonly pending: { end: number; done: boolean }[] = [];
+  private written = 0;
+  private error: Error | undefined;
+  private idle: (() => void) | undefined;
 
   constructor(
     readonly fd: number,
-    private readonly onWritten?: (flushed: number) => void,
-  ) {}
+    private readonly onWritten?: (written: number) => void,
+    private readonly budget?: WriteBudget,
+  ) {
+    this.buf = budget?.spare.pop() ?? Buffer.allocUnsafeSlow(CHUNK);
+  }
 
   append(data: string | Uint8Array): void {
+    if (this.error) throw this.error;
     if (typeof data !== "string") return this.appendBytes(data);
     // A UTF-16 unit is at most 3 UTF-8 bytes; only a string that may not fit needs its exact length.
     if (data.length * 3 > CHUNK - this.used) {
@@ -45,7 +78,8 @@ export class Appender {
   private appendBytes(bytes: Uint8Array): void {
     if (bytes.length > CHUNK - this.used) this.flush();
     if (bytes.length > CHUNK) {
-      this.writeOut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      // Written as it is: the caller hands over bytes it no longer changes.
+      this.writeOut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), false);
       this.size += bytes.length;
       return;
     }
@@ -56,14 +90,56 @@ export class Appender {
 
   flush(): void {
     if (!this.used) return;
-    this.writeOut(this.buf.subarray(0, this.used));
+    const full = this.buf.subarray(0, this.used);
+    if (this.budget) this.buf = this.budget.spare.pop() ?? Buffer.allocUnsafeSlow(CHUNK);
+    this.writeOut(full, true);
     this.used = 0;
   }
 
-  private writeOut(bytes: Buffer): void {
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, this.flushed + done);
-    this.flushed += bytes.length;
-    this.onWritten?.(this.flushed);
+  /** Flushes and waits until every byte is in the file. */
+  async end(): Promise<void> {
+    this.flush();
+    if (this.pending.length) await new Promise<void>((resolve) => (this.idle = resolve));
+    if (this.error) throw this.error;
+  }
+
+  private writeOut(bytes: Buffer, ownBuffer: boolean): void {
+    const at = this.issued;
+    this.issued += bytes.length;
+    if (!this.budget) {
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+      this.written = this.issued;
+      this.onWritten?.(this.written);
+      return;
+    }
+    const budget = this.budget;
+    const entry = { end: this.issued, done: false };
+    this.pending.push(entry);
+    budget.inFlight += bytes.length;
+    const finish = (err: Error | null) => {
+      if (err) this.error ??= err;
+      entry.done = true;
+      if (ownBuffer && bytes.buffer.byteLength === CHUNK && budget.spare.length < 8) budget.spare.push(Buffer.from(bytes.buffer, 0, CHUNK));
+      let advanced = false;
+      while (this.pending.length && this.pending[0]!.done) {
+        this.written = this.pending.shift()!.end;
+        advanced = true;
+      }
+      if (advanced && !this.error) this.onWritten?.(this.written);
+      budget.release(bytes.length);
+      if (!this.pending.length && this.idle) {
+        const idle = this.idle;
+        this.idle = undefined;
+        idle();
+      }
+    };
+    const from = (done: number) =>
+      write(this.fd, bytes, done, bytes.length - done, at + done, (err, n) => {
+        if (err) return finish(err);
+        if (done + n < bytes.length) return from(done + n);
+        finish(null);
+      });
+    from(0);
   }
 }
 
@@ -77,11 +153,12 @@ export class CountedFile {
     absPath: string,
     readonly path: string,
     hasher: Hasher,
+    budget?: WriteBudget,
   ) {
     mkdirSync(dirname(absPath), { recursive: true });
     this.fd = openSync(absPath, "w+"); // the hash worker reads it back
     this.hash = hasher.follow(this.fd);
-    this.out = new Appender(this.fd, (flushed) => this.hash.advance(flushed));
+    this.out = new Appender(this.fd, (written) => this.hash.advance(written), budget);
   }
 
   get bytes(): number {
@@ -95,8 +172,8 @@ export class CountedFile {
 
   /** Flushes, waits for the worker's hash of the whole file and closes it. */
   async close(): Promise<FileEntry> {
-    this.out.flush();
     try {
+      await this.out.end();
       const h = await this.hash.end(this.out.size);
       if ("error" in h) throw new Error(`cannot hash ${this.path}: ${h.error}`);
       return { path: this.path, rows: this.rows, bytes: this.out.size, sha256: h.sha256 };
