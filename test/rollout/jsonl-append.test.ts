@@ -27,7 +27,14 @@ describe("JsonlAppender", () => {
     expect(rows.some((r) => r.messages.some((m) => (m.content?.length ?? 0) > 8192))).toBe(true);
     const path = join(dir, "rows.jsonl");
     const appender = new JsonlAppender(path);
-    await Promise.all(rows.map((row) => appender.append(row)));
+    // Some appends awaited, others left in flight: line buffers are reused while other lines are being written.
+    const inFlight: Promise<void>[] = [];
+    for (const [i, row] of rows.entries()) {
+      const appended = appender.append(row);
+      if (i % 3 === 0) await appended;
+      else inFlight.push(appended);
+    }
+    await Promise.all(inFlight);
     await appender.close();
     expect(readFileSync(path, "utf8")).toBe(rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
   });
