@@ -5,14 +5,10 @@ import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/pr
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import { jsonPiecesWithMessages, utf8Length, writeUtf8 } from "../env/core/index.ts";
+import { jsonPiecesWithMessages, utf8Of } from "../env/core/index.ts";
 import { EpisodeRow } from "./row.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
-
-/** Line buffers kept for reuse, and the least one holds (most rows are under 1 MB; some are several). */
-const SPARE_BUFFERS = 16;
-const LINE_BUFFER = 1 << 20;
 
 export class RowFileError extends Error {
   constructor(message: string) {
@@ -127,39 +123,22 @@ export async function removeRows(path: string, drop: (row: Record<string, unknow
  * Appends rows one `write` per line, in call order. A row's transcript is encoded message by message
  * (FHIR replies from the environment's cached escaped texts, see messageJsonPieces) into the line's
  * bytes: one JSON.stringify of a ~100 KB row would flatten every reply in the row in place (memory
- * the row then keeps) and make the line a fresh large string, twice (text, then bytes). Lines are
- * encoded into buffers reused once their write is done: fresh memory for every ~100 KB line cost
- * more here (a page fault per 4 KB) than encoding it.
+ * the row then keeps) and make the line a fresh large string, twice (text, then bytes).
  */
 export class JsonlAppender {
   private chain: Promise<void> = Promise.resolve();
   private handle: Promise<FileHandle> | undefined;
-  private readonly spare: Buffer[] = [];
   constructor(private readonly path: string) {}
   append(row: unknown): Promise<void> {
     const pieces = jsonPiecesWithMessages(row, "messages", false) ?? [JSON.stringify(row)];
     pieces.push("\n");
-    const buffer = this.take(utf8Length(pieces));
-    const line = buffer.subarray(0, writeUtf8(buffer, 0, pieces));
+    const line = utf8Of(pieces);
     this.handle ??= open(this.path, "a");
     const handle = this.handle;
     this.chain = this.chain.then(async () => {
-      try {
-        await (await handle).write(line);
-      } finally {
-        if (this.spare.length < SPARE_BUFFERS) this.spare.push(buffer);
-      }
+      await (await handle).write(line);
     });
     return this.chain;
-  }
-  private take(bytes: number): Buffer {
-    for (let i = this.spare.length - 1; i >= 0; i--) {
-      if (this.spare[i]!.length < bytes) continue;
-      const found = this.spare[i]!;
-      this.spare.splice(i, 1);
-      return found;
-    }
-    return Buffer.allocUnsafeSlow(Math.max(bytes, LINE_BUFFER));
   }
   async close(): Promise<void> {
     await this.chain;
