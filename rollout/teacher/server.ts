@@ -5,6 +5,7 @@ import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { loadTokenizer } from "./usage.ts";
+import { Rng } from "../../env/ehr/prng.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
@@ -20,6 +21,9 @@ export const TeacherServerOptions = z.object({
   errorRate: z.number().min(0).max(1).default(0.35),
   seed: z.number().int().min(0).max(2 ** 32 - 1).default(0),
   latencyMs: z.number().min(0).max(600_000).default(0),
+  /** Each reply's delay is latencyMs plus a seeded uniform draw in [-jitter, +jitter]: a real endpoint's
+   *  latency varies, and a fixed one keeps concurrent episodes in lockstep waves. */
+  latencyJitterMs: z.number().min(0).max(600_000).default(0),
   /** "429:0.05,500:0.02,reset:0.01" or {429: 0.05, ...}. */
   faults: z.union([z.string(), FaultRatesSchema]).default({}),
   /** How long a `slow` fault holds its reply (longer than the client's timeout, to exercise it). */
@@ -31,6 +35,13 @@ export const TeacherServerOptions = z.object({
   maxBodyBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
 });
 export type TeacherServerInput = z.input<typeof TeacherServerOptions>;
+
+/** Reply delays: `latencyMs` plus a seeded uniform draw in [-jitterMs, +jitterMs], never below 0. */
+export function replyDelays(latencyMs: number, jitterMs: number, seed: number): () => number {
+  if (jitterMs <= 0) return () => latencyMs;
+  const rng = Rng.derive(seed, "latency");
+  return () => Math.max(0, latencyMs + (2 * rng.float() - 1) * jitterMs);
+}
 
 export interface TeacherServer {
   /** Base URL for an OpenAI client, ending in /v1. */
@@ -51,6 +62,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
   const o = parsed.data;
   await loadTokenizer();
   const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds });
+  const delay = replyDelays(o.latencyMs, o.latencyJitterMs, o.seed);
   const faults = new FaultPicker(typeof o.faults === "string" ? parseFaults(o.faults) : o.faults, o.seed);
   const created = Math.floor(Date.now() / 1000);
   const timers = new Set<NodeJS.Timeout>();
@@ -104,7 +116,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       return;
     }
     const reply = fault ? injected(fault, conversation, again) : { status: 200, body: completions.complete(conversation, again) };
-    send(res, requestId, reply, o.latencyMs + (fault === "slow" ? o.slowMs : 0));
+    send(res, requestId, reply, delay() + (fault === "slow" ? o.slowMs : 0));
   };
 
   const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, again: Again): Send => {
@@ -165,7 +177,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       throw new ApiError(404, `no route ${req.method} ${path}: the ehrgym stand-in serves GET /v1/models and POST /v1/chat/completions`, "invalid_request_error", "not_found");
     } catch (e) {
       const err = e instanceof ApiError ? e : new ApiError(500, `ehrgym stand-in internal error: ${e instanceof Error ? e.message : String(e)}`, "server_error", null);
-      send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, o.latencyMs);
+      send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, delay());
     }
   };
 

@@ -2,7 +2,7 @@
 // is not counted), and how close a high-latency endpoint's throughput comes to concurrency / latency.
 // Rows are written to an --out file as `ehrgym rollout` writes them (encoding them is the runner's work).
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,16 @@ async function startTeacher(tasksFile: string, latencyMs: number): Promise<{ url
     child.on("exit", (code) => reject(new Error(`teacher serve exited (${code}) before printing its URL`)));
   });
   return { url, child };
+}
+
+/** CPU time of another process so far (user + system, ms), from /proc; undefined where there is none. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks, USER_HZ = 100 on Linux
+  } catch {
+    return undefined;
+  }
 }
 
 function items(tasks: Task[], n: number): RunItem[] {
@@ -76,8 +86,13 @@ export async function run(): Promise<void> {
     const { url, child } = await startTeacher(tasksFile, latency);
     try {
       const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x" });
+      // The stand-in is a fresh process: warm it (its JIT, its caches) before measuring, as part 1 does.
+      await runEpisodes({ makeEnv, policy, items: items(tasks, concurrency * 2), protocol: "text", maxRounds: 8, concurrency, progress: false, out: join(dir, "latency-warm-up.jsonl") });
       global.gc?.();
       const heap0 = process.memoryUsage().heapUsed;
+      const cpu0 = process.cpuUsage();
+      const standIn0 = processCpuMs(child.pid);
+      const requests0 = policy.stats.requests;
       let peakHeap = heap0;
       const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 50);
       // Steady state: from 1 s in until the last keys are handed out (then fewer than `concurrency` stay in flight).
@@ -97,6 +112,9 @@ export async function run(): Promise<void> {
       });
       clearInterval(window);
       clearInterval(sampler);
+      const cpu = process.cpuUsage(cpu0);
+      const standIn1 = processCpuMs(child.pid);
+      const requests = policy.stats.requests - requests0;
       if (!start || !end || end.t <= start.t) throw new Error("the run was too short to measure a steady state");
       const turnsPerSec = (end.n - start.n) / ((end.t - start.t) / 1000);
       const ideal = concurrency / (latency / 1000);
@@ -108,6 +126,8 @@ export async function run(): Promise<void> {
         ok: turnsPerSec / ideal >= 0.9,
         peer: { name: "ideal concurrency/latency", value: ideal, ratio: turnsPerSec / ideal, note: `${turnsPerSec.toFixed(0)} turns/s measured` },
       });
+      report({ name: `rollout runner CPU per model turn (same run)`, value: (cpu.user + cpu.system) / 1000 / requests, unit: "ms" });
+      if (standIn0 !== undefined && standIn1 !== undefined) report({ name: "stand-in CPU per request (same run, same 2 cores)", value: (standIn1 - standIn0) / requests, unit: "ms" });
       report({ name: "memory per in-flight episode (peak heap growth / concurrency)", value: (peakHeap - heap0) / concurrency / 1024, unit: "KB" });
     } finally {
       child.kill();

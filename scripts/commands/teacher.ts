@@ -19,6 +19,7 @@ export const TeacherServeOptions = z
     errorRate: z.coerce.number().min(0).max(1).default(0.35),
     seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).default(0),
     latencyMs: z.coerce.number().min(0).max(600_000).default(0),
+    latencyJitterMs: z.coerce.number().min(0).max(600_000).default(0),
     faults: z.string().default(""),
     slowMs: z.coerce.number().min(0).max(3_600_000).default(30_000),
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
@@ -66,6 +67,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
       errorRate: o.errorRate,
       seed: o.seed,
       latencyMs: o.latencyMs,
+      latencyJitterMs: o.latencyJitterMs,
       faults,
       slowMs: o.slowMs,
       maxRounds: o.maxRounds,
@@ -77,7 +79,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
   const faultText = Object.entries(faults).map(([k, p]) => `${k}:${p}`).join(",") || "none";
   process.stderr.write(
     `ehrgym teacher serve: a STAND-IN model server (the scripted expert with seeded mistakes; NOT a model) on ${server.url}\n` +
-      `  models ${o.model.join(", ")}; ${tasks.length} tasks; error rate ${o.errorRate}; seed ${o.seed}; latency ${o.latencyMs} ms; faults ${faultText}; ${apiKey ? `key from $${o.apiKeyEnv}` : "no key"}. Ctrl-C stops.\n`,
+      `  models ${o.model.join(", ")}; ${tasks.length} tasks; error rate ${o.errorRate}; seed ${o.seed}; latency ${o.latencyMs}${o.latencyJitterMs ? ` +- ${o.latencyJitterMs}` : ""} ms; faults ${faultText}; ${apiKey ? `key from $${o.apiKeyEnv}` : "no key"}. Ctrl-C stops.\n`,
   );
   // Machine-readable line for wrappers that start it on port 0.
   process.stdout.write(`${JSON.stringify({ url: server.url, models: o.model, tasks: tasks.length, stand_in: true })}\n`);
@@ -97,6 +99,7 @@ export function registerTeacher(program: Command): void {
     .option("--error-rate <p>", "fraction of episodes that go wrong", "0.35")
     .option("--seed <n>", "seed of the mistakes and faults", "0")
     .option("--latency-ms <ms>", "delay every reply by this much", "0")
+    .option("--latency-jitter-ms <ms>", "vary each reply's delay by up to this much either way (seeded, uniform)", "0")
     .option("--faults <spec>", "injected faults, kind:probability,... (429, 500, reset, slow, empty, nochoices, badargs, context)", "")
     .option("--slow-ms <ms>", "how long a `slow` fault holds its reply", "30000")
     .option("--api-key-env <name>", "require Authorization: Bearer $NAME")

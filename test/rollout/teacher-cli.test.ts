@@ -70,6 +70,7 @@ describe("ehrgym teacher serve", () => {
       [[], "--tasks"],
       [["--tasks", "TASKS", "--error-rate", "1.5"], "--error-rate"],
       [["--tasks", "TASKS", "--faults", "503:0.1"], "--faults"],
+      [["--tasks", "TASKS", "--latency-jitter-ms", "-5"], "--latency-jitter-ms"],
       [["--tasks", "TASKS", "--api-key-env", "EHRGYM_TEACHER_UNSET_VARIABLE"], "--api-key-env"],
     ] as const;
     const runs = await Promise.all(

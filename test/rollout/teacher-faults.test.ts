@@ -4,7 +4,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { parseFaults, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { parseFaults, replyDelays, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
 import { chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
 let config: EnvConfig;
@@ -112,5 +112,24 @@ describe("teacher serve --faults", () => {
     expect(() => parseFaults("429")).toThrow(/kind:probability/);
     expect(() => parseFaults("429:0.6,500:0.6")).toThrow(/more than 1/);
     expect(() => parseFaults("429:0.1,429:0.2")).toThrow(/twice/);
+  });
+});
+
+describe("teacher serve --latency-ms with --latency-jitter-ms", () => {
+  it("spreads reply delays over latency +- jitter, the same for the same seed, never below 0", () => {
+    const draws = (latency: number, jitter: number, seed: number) => {
+      const next = replyDelays(latency, jitter, seed);
+      return Array.from({ length: 2000 }, () => next());
+    };
+    const a = draws(300, 150, 1);
+    expect(draws(300, 150, 1)).toEqual(a);
+    expect(draws(300, 150, 2)).not.toEqual(a);
+    expect(Math.min(...a)).toBeGreaterThanOrEqual(150);
+    expect(Math.max(...a)).toBeLessThanOrEqual(450);
+    // uniform: each quarter of the range gets about a quarter of the draws, and the mean stays the latency
+    for (let q = 0; q < 4; q++) expect(a.filter((d) => d >= 150 + 75 * q && d < 225 + 75 * q).length).toBeGreaterThan(400);
+    expect(a.reduce((s, d) => s + d, 0) / a.length).toBeCloseTo(300, -1);
+    expect(draws(300, 0, 1).every((d) => d === 300)).toBe(true);
+    expect(Math.min(...draws(10, 50, 3))).toBe(0);
   });
 });
