@@ -34,7 +34,7 @@ export {
   type WriteReportOptions,
   type WrittenReport,
 } from "./report/index.ts";
-export { readRows, readEpisodeRows, readJsonLines, RowFileError, prepareAppend, JsonlAppender } from "./jsonl.ts";
+export { readRows, readEpisodeRows, readJsonLines, readRowHeads, rowHead, RowFileError, prepareAppend, JsonlAppender, type RowHead } from "./jsonl.ts";
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";
 export { EHRGYM_VERSION } from "./version.ts";

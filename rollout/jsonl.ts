@@ -59,6 +59,30 @@ export async function readRows(path: string): Promise<Record<string, unknown>[]>
   return rows;
 }
 
+/** A row without its transcript and tool list: the small fields summaries, resume and the meta file read. */
+export type RowHead = Record<string, unknown>;
+
+export function rowHead(row: unknown): RowHead {
+  const { messages: _m, tools: _t, ...head } = row as Record<string, unknown>;
+  return head;
+}
+
+/**
+ * The head (rowHead) of every complete row of the file, in file order, read in one pass (a week-long
+ * run's file is gigabytes: it is read once per command, not once per use). A half-written last line
+ * is cut off first, as appending would. Lines that are not JSON or not episode rows throw RowFileError.
+ */
+export async function readRowHeads(path: string): Promise<RowHead[]> {
+  await prepareAppend(path);
+  const heads: RowHead[] = [];
+  for await (const { value, line } of readJsonLines(path)) {
+    const checked = RowKey.safeParse(value);
+    if (!checked.success) throw new RowFileError(`${path}:${line}: not an episode row (${checked.error.issues[0]?.message})`);
+    heads.push(rowHead(value));
+  }
+  return heads;
+}
+
 /** Every row of the file validated against the row schema (errors name file:line and the field). */
 export async function readEpisodeRows(path: string): Promise<EpisodeRow[]> {
   const rows: EpisodeRow[] = [];

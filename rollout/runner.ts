@@ -4,7 +4,7 @@ import { setMaxListeners } from "node:events";
 import type { Task } from "../env/tasks/index.ts";
 import { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
 import type { Policy } from "./expert/index.ts";
-import { JsonlAppender, prepareAppend, readJsonLines, removeRows } from "./jsonl.ts";
+import { JsonlAppender, readRowHeads, removeRows, rowHead, type RowHead } from "./jsonl.ts";
 import { ModelError, RunAborted, type ModelStats } from "./model/index.ts";
 import { createProgress } from "./progress.ts";
 import { keyOf, rowKey, type EpisodeRow } from "./row.ts";
@@ -24,6 +24,8 @@ export interface RunOptions extends Omit<EpisodeOptions, "sample" | "signal"> {
   concurrency?: number;
   /** Append each row here and skip keys already present in it. */
   out?: string;
+  /** The heads of `out`'s rows (readRowHeads), when the caller has read the file already: it is then not read again. */
+  existingHeads?: RowHead[];
   /** Allow rows of another model/protocol already in `out`. */
   appendDifferent?: boolean;
   /** Re-run keys whose row in `out` is a `model_error` (their old rows are removed first). */
@@ -49,6 +51,11 @@ export interface RunResult {
    * week-long run must not also keep every transcript in memory; `onRow` sees each one).
    */
   rows: EpisodeRow[];
+  /**
+   * With `out`: the head (rowHead: no transcript) of every row in `out` after the run, in file order,
+   * those there before and this run's. Without: the heads of this run's rows.
+   */
+  heads: RowHead[];
   /** What this run ran, with or without `out`: episodes, those with reward 1, and their tokens. */
   ran: { episodes: number; correct: number; promptTokens: number; completionTokens: number };
   /** Keys skipped because `out` had them. */
@@ -68,6 +75,7 @@ export class RunRefused extends Error {
 
 interface Existing {
   keys: Set<string>;
+  heads: RowHead[];
   rows: number;
   correct: number;
   retried: number;
@@ -77,14 +85,21 @@ const describePolicy = (p: { kind?: unknown; model?: unknown } | string | undefi
   typeof p === "string" ? p : `${String(p?.kind ?? "?")}:${String(p?.model ?? "?")}`;
 
 async function scanExisting(o: RunOptions): Promise<Existing> {
-  const existing: Existing = { keys: new Set(), rows: 0, correct: 0, retried: 0 };
+  const existing: Existing = { keys: new Set(), heads: [], rows: 0, correct: 0, retried: 0 };
   if (!o.out) return existing;
-  await prepareAppend(o.out);
-  if (o.retryErrors) existing.retried = await removeRows(o.out, (r) => r.status === "model_error");
+  let heads = o.existingHeads ?? (await readRowHeads(o.out));
+  if (o.retryErrors) {
+    const isError = (r: RowHead) => r.status === "model_error";
+    if (heads.some(isError)) {
+      existing.retried = await removeRows(o.out, isError);
+      heads = heads.filter((r) => !isError(r));
+    }
+  }
+  existing.heads = heads;
   const mine = describePolicy(o.policy.info ?? { kind: "scripted", model: o.policy.name });
   const others = new Map<string, number>();
-  for await (const { value } of readJsonLines(o.out)) {
-    const row = value as { suite: string; task_id: string; sample?: number; reward?: number; protocol?: string; policy?: { kind?: string; model?: string } | string };
+  for (const head of heads) {
+    const row = head as { suite: string; task_id: string; sample?: number; reward?: number; protocol?: string; policy?: { kind?: string; model?: string } | string };
     existing.keys.add(keyOf(row));
     existing.rows++;
     if (row.reward === 1) existing.correct++;
@@ -115,6 +130,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
   o.signal?.addEventListener("abort", onOuterAbort, { once: true });
 
   const rows: EpisodeRow[] = [];
+  const heads = existing.heads;
   const ran: RunResult["ran"] = { episodes: 0, correct: 0, promptTokens: 0, completionTokens: 0 };
   let correct = existing.correct;
   let errors = 0;
@@ -139,6 +155,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
       return;
     }
     if (!appender) rows.push(row);
+    heads.push(rowHead(row));
     ran.episodes++;
     if (row.reward === 1) ran.correct++;
     ran.promptTokens += row.usage?.prompt_tokens ?? 0;
@@ -194,5 +211,5 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
     await appender?.close();
   }
   if (!stopped && o.maxEpisodes !== undefined && budget < todo.length) stopped = { reason: "max-episodes", message: `--max-episodes ${o.maxEpisodes} reached` };
-  return { rows, ran, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
+  return { rows, heads, ran, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
 }

@@ -25,13 +25,14 @@ export type EvalOptions = z.infer<typeof EvalOptions>;
 
 export async function runEval(raw: unknown): Promise<number> {
   const o = parseOptions(EvalOptions, raw);
-  await checkOut(o.out); // a corrupt --out is a usage error, found before any work
+  const existingHeads = await checkOut(o.out); // a corrupt --out is a usage error, found before any work
   const policy = o.policy === "openai" ? makeModelPolicy(o, 0) : makeExpertPolicy(o);
   const store = await buildStore(o);
   const { tasks, heldOut, source } = selectTasks(o, store);
   if (heldOut) process.stderr.write(`${heldOut} tasks left out: their patients are in --exclude-mrns-from\n`);
   const { code, summary } = await executeRun({
     command: "eval",
+    existingHeads,
     policy,
     items: runItems(tasks, o.samples),
     makeEnv: makeEnvFactory(store),

@@ -46,7 +46,7 @@ function shardOf(o: RolloutOptions): Shard | undefined {
 export async function runRollout(raw: unknown): Promise<number> {
   const o = parseOptions(RolloutOptions, raw);
   const shard = shardOf(o);
-  await checkOut(o.out);
+  const existingHeads = await checkOut(o.out);
   const policy = makeModelPolicy(o, 0.7);
   const store = await buildStore(o);
   // Training data: generated tasks come from the train split of patients unless told otherwise.
@@ -61,6 +61,7 @@ export async function runRollout(raw: unknown): Promise<number> {
   );
   const { code } = await executeRun({
     command: "rollout",
+    existingHeads,
     policy,
     items,
     makeEnv: makeEnvFactory(store),

@@ -5,7 +5,7 @@ import { Rng, hash32 } from "../../env/ehr/index.ts";
 import {
   EHRGYM_VERSION,
   formatSummary,
-  readJsonLines,
+  readRowHeads,
   rowKey,
   RowFileError,
   runEpisodes,
@@ -14,6 +14,7 @@ import {
   type EpisodeEnv,
   type Policy,
   type RunItem,
+  type RowHead,
   type RunResult,
 } from "../../rollout/index.ts";
 import { UsageError } from "./common.ts";
@@ -53,6 +54,8 @@ export function runFlags(o: {
 export interface RunJob {
   command: "eval" | "rollout";
   out: string;
+  /** What checkOut read from `out` (else the run reads it). */
+  existingHeads?: RowHead[];
   policy: Policy;
   items: RunItem[];
   makeEnv: () => EpisodeEnv;
@@ -72,24 +75,15 @@ export interface RunJob {
   priceOut?: number;
 }
 
-/** The small fields of every row of the file (transcripts are not kept: the file may be large). */
-async function summaryRows(path: string): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
-  for await (const { value } of readJsonLines(path)) {
-    const { messages: _m, tools: _t, ...rest } = value as Record<string, unknown>;
-    rows.push(rest);
-  }
-  return rows;
-}
-
 /** Secrets never reach the meta file; flags cannot carry keys (only the name of their variable). */
 const commandLine = () => process.argv.slice(2).map((a) => (/^(sk-|hf_)/.test(a) ? "<redacted>" : a));
 
 const money = (x: number) => `$${x < 1 ? x.toFixed(4) : x.toFixed(2)}`;
 
-export async function checkOut(path: string): Promise<void> {
+/** Reads `--out` once, before any work: a corrupt file is a usage error; its rows' heads go to executeRun. */
+export async function checkOut(path: string): Promise<RowHead[]> {
   try {
-    for await (const _ of readJsonLines(path));
+    return await readRowHeads(path);
   } catch (err) {
     if (err instanceof RowFileError) throw new UsageError(`--out: ${err.message}`);
     throw err;
@@ -119,6 +113,7 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
       writes: job.writes,
       concurrency: job.concurrency,
       out: job.out,
+      ...(job.existingHeads ? { existingHeads: job.existingHeads } : {}),
       signal: controller.signal,
       ...(job.progress ? {} : { progress: false }),
       ...(job.retryErrors ? { retryErrors: true } : {}),
@@ -133,7 +128,7 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigint);
   }
-  const all = await summaryRows(job.out);
+  const all = result.heads;
   const summary = summarize(all as never);
   const out = process.stdout;
   out.write(`${formatSummary(summary)}\n\n`);

@@ -1,13 +1,13 @@
 // Rows are appended message by message (FHIR replies from the environment's cached pieces), not
 // through one JSON.stringify of the row: the file must hold exactly what JSON.stringify would write.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MedAgentEnv } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
-import { createExpertPolicy, JsonlAppender, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
+import { createExpertPolicy, JsonlAppender, readRowHeads, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
 import { API_BASE, envConfig } from "./world.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-append-"));
@@ -55,5 +55,35 @@ describe("JsonlAppender", () => {
       completionTokens: written.reduce((n, r) => n + (r.usage?.completion_tokens ?? 0), 0),
     });
     expect(result.ran.correct).toBeGreaterThan(0);
+    // Its heads are the file's rows without transcripts, in file order.
+    expect(result.heads).toEqual(written.map(({ messages: _m, tools: _t, ...head }) => head));
+
+    // A second run over the same file, given the heads read once (as `ehrgym rollout` does): it skips
+    // every key, reads nothing again, and reports the same heads plus its own (none).
+    const heads = await readRowHeads(out);
+    expect(heads).toEqual(result.heads);
+    const again = await runEpisodes({ makeEnv: () => new MedAgentEnv(config), policy: createExpertPolicy({ apiBase: API_BASE }), tasks, protocol: "text", maxRounds: 8, concurrency: 4, progress: false, out, existingHeads: heads });
+    expect(again.skipped).toBe(tasks.length);
+    expect(again.ran.episodes).toBe(0);
+    expect(again.heads).toEqual(result.heads);
+  });
+});
+
+describe("readRowHeads", () => {
+  it("reads every row once without its transcript, cuts a half-written last line, names a line that is not a row", async () => {
+    const path = join(dir, "heads.jsonl");
+    const row = (i: number) => ({ task_id: `t${i}`, suite: "mab-v1", sample: 0, reward: i % 2, messages: [{ role: "user", content: "x".repeat(200_000) }], tools: [{ type: "function" }] });
+    writeFileSync(path, `${JSON.stringify(row(1))}\n${JSON.stringify(row(2))}\n${JSON.stringify(row(3)).slice(0, 5000)}`);
+    expect(await readRowHeads(path)).toEqual([
+      { task_id: "t1", suite: "mab-v1", sample: 0, reward: 1 },
+      { task_id: "t2", suite: "mab-v1", sample: 0, reward: 0 },
+    ]);
+    // The torn line is gone from the file too, so the next append starts on a fresh line.
+    expect(readFileSync(path, "utf8").endsWith("\n")).toBe(true);
+    expect(readFileSync(path, "utf8").split("\n").filter(Boolean)).toHaveLength(2);
+
+    writeFileSync(path, `${JSON.stringify(row(1))}\n{"not":"a row"}\n`);
+    await expect(readRowHeads(path)).rejects.toThrow(`${path}:2: not an episode row`);
+    expect(await readRowHeads(join(dir, "absent.jsonl"))).toEqual([]);
   });
 });
