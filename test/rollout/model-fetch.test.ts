@@ -118,3 +118,30 @@ describe.each([
     expect(isRetryable(err)).toBe(true);
   });
 });
+
+describe("createFetch()'s successful replies", () => {
+  it("read as the global fetch's Response does: status, headers, body once as JSON, text or bytes", async () => {
+    const url = await serve((_req, _body, res) => {
+      res.setHeader("Set-Cookie", ["a=1", "b=2"]);
+      res.setHeader("X-Multi", ["x", "y"]);
+      res.setHeader("Date", "Wed, 25 Nov 2026 07:00:00 GMT");
+      json(res, 201, COMPLETION, { "X-Request-Id": "req_123", "Content-Type": "application/json; charset=utf-8" });
+    });
+    const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ask) };
+    const [ours, theirs] = await Promise.all([createFetch()(`${url}/chat/completions`, init), fetch(`${url}/chat/completions`, init)]);
+    for (const r of [ours, theirs]) {
+      expect([r.ok, r.status, r.url, r.bodyUsed]).toEqual([true, 201, `${url}/chat/completions`, false]);
+      expect(r.headers.get("x-request-id")).toBe("req_123");
+      expect(r.headers.get("X-REQUEST-ID")).toBe("req_123");
+      expect(r.headers.get("x-multi")).toBe("x, y");
+      expect(r.headers.get("absent")).toBeNull();
+    }
+    expect([...ours.headers.entries()].filter(([n]) => n !== "set-cookie")).toEqual([...theirs.headers.entries()].filter(([n]) => n !== "set-cookie"));
+    expect(await ours.clone().text()).toBe(JSON.stringify(COMPLETION));
+    expect(new Uint8Array(await ours.clone().arrayBuffer())).toEqual(new TextEncoder().encode(JSON.stringify(COMPLETION)));
+    expect(await ours.json()).toEqual(await theirs.json());
+    expect(ours.bodyUsed).toBe(true);
+    await expect(ours.text()).rejects.toThrow(TypeError);
+    await expect(theirs.text()).rejects.toThrow(TypeError);
+  });
+});
