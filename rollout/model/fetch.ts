@@ -8,8 +8,14 @@ const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-export function createFetch(): Fetch {
-  const dispatcher = new Agent({
+/** A fetch whose in-flight requests can all be ended at once (a run's Ctrl-C), without a signal per request. */
+export interface AbortableFetch extends Fetch {
+  /** Fails every request in flight (as a dropped connection); later requests go out on fresh connections. */
+  abortAll(): void;
+}
+
+const agent = () =>
+  new Agent({
     // No cap on connections per origin (undici's default, spelled out): every in-flight request gets a
     // socket of its own, so 256 concurrent turns never queue behind one another.
     connections: null,
@@ -18,7 +24,10 @@ export function createFetch(): Fetch {
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  return async (input, init = {}) => {
+
+export function createFetch(): AbortableFetch {
+  let dispatcher = agent();
+  const fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (input instanceof Request) throw new TypeError("createFetch(): pass a URL and RequestInit, not a Request");
     const body = init.body ?? undefined;
     if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) throw new TypeError("createFetch(): the request body must be a string or bytes");
@@ -46,6 +55,13 @@ export function createFetch(): Fetch {
       throw new TypeError("fetch failed", { cause: err });
     }
   };
+  return Object.assign(fetch, {
+    abortAll(): void {
+      const old = dispatcher;
+      dispatcher = agent();
+      old.destroy(new Error("the run was interrupted")).catch(() => {});
+    },
+  });
 }
 
 /** Read-only headers of a reply, as `Headers` gives them: names lower-case, in sorted order, repeats joined with ", ". */

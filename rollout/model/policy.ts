@@ -76,6 +76,7 @@ function toTurn(message: OpenAI.Chat.ChatCompletionMessage, protocol: PolicyInpu
 }
 
 export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
+  const ownFetch = o.client ? undefined : createFetch();
   const client =
     o.client ??
     new OpenAI({
@@ -83,8 +84,19 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       ...(o.baseURL ? { baseURL: o.baseURL } : {}),
       timeout: o.timeoutMs ?? 120_000,
       maxRetries: 0,
-      fetch: createFetch(),
+      fetch: ownFetch,
     });
+  // With its own fetch the policy ends a run's in-flight requests through it, once per run signal,
+  // instead of giving every request a child signal (an AbortController and two listeners a turn).
+  const linked = new WeakSet<AbortSignal>();
+  const requestSignal = (run: AbortSignal | undefined): AbortSignal | undefined => {
+    if (!run || !ownFetch) return run;
+    if (!linked.has(run)) {
+      linked.add(run);
+      run.addEventListener("abort", () => ownFetch.abortAll(), { once: true });
+    }
+    return undefined;
+  };
   const baseURL = client.baseURL;
   const keyEnv = o.apiKeyEnv ?? "OPENAI_API_KEY";
   const maxRetries = o.maxRetries ?? 6;
@@ -105,10 +117,11 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       await limiter?.acquire(estimate, input.signal).catch(() => {
         throw new RunAborted();
       });
+      if (input.signal?.aborted) throw new RunAborted(); // aborted while waiting: abortAll has run already
       const started = performance.now();
       stats.requests++;
       try {
-        const { data, request_id } = await withChildSignal(input.signal, (signal) =>
+        const { data, request_id } = await withChildSignal(requestSignal(input.signal), (signal) =>
           // POST /chat/completions as chat.completions.create sends it, with the body already encoded (see body.ts).
           client.post<OpenAI.Chat.ChatCompletion>("/chat/completions", { body, headers, ...(signal ? { signal } : {}) }).withResponse(),
         );

@@ -145,3 +145,26 @@ describe("createFetch()'s successful replies", () => {
     await expect(theirs.text()).rejects.toThrow(TypeError);
   });
 });
+
+describe("createFetch().abortAll()", () => {
+  it("fails every request in flight as a dropped connection; later requests go out as before", async () => {
+    let hold = true;
+    let arrived = 0;
+    const url = await serve((_req, _body, res) => {
+      arrived++;
+      if (!hold) json(res, 200, COMPLETION);
+    });
+    const f = createFetch();
+    const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ask) };
+    const inFlight = Array.from({ length: 3 }, () => f(`${url}/chat/completions`, init).catch((e: unknown) => e));
+    await expect.poll(() => arrived).toBe(3);
+    f.abortAll();
+    for (const err of await Promise.all(inFlight)) {
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as Error).message).toBe("fetch failed");
+    }
+    hold = false;
+    const reply = await f(`${url}/chat/completions`, init);
+    expect(await reply.json()).toEqual(COMPLETION);
+  });
+});
