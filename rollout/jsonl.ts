@@ -17,8 +17,8 @@ export class RowFileError extends Error {
   }
 }
 
-/** Each complete line of the file, parsed, with its 1-based line number. A half-written last line is skipped. */
-export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number }> {
+/** Each complete line of the file, parsed, with its text and 1-based line number. A half-written last line is skipped. */
+export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number; text: string }> {
   if (!existsSync(path)) return;
   const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
   let pending: { text: string; line: number } | undefined;
@@ -33,16 +33,18 @@ export async function* readJsonLines(path: string): AsyncGenerator<{ value: unkn
   }
   if (!pending) return;
   // The last line: a torn one (no newline after it) from an interrupted run is not an error.
+  let value: unknown;
   try {
-    yield { value: JSON.parse(pending.text), line: pending.line };
+    value = JSON.parse(pending.text);
   } catch {
     return;
   }
+  yield { value, line: pending.line, text: pending.text };
 }
 
-function parseLine(path: string, text: string, line: number): { value: unknown; line: number } {
+function parseLine(path: string, text: string, line: number): { value: unknown; line: number; text: string } {
   try {
-    return { value: JSON.parse(text), line };
+    return { value: JSON.parse(text), line, text };
   } catch {
     throw new RowFileError(`${path}:${line}: not a JSON line`);
   }
@@ -125,16 +127,16 @@ export async function prepareAppend(path: string): Promise<void> {
   if (keep < size) await truncate(path, keep);
 }
 
-/** Rewrites the file without the rows `drop` selects (temp file, then rename). Returns how many went. */
+/** Rewrites the file without the rows `drop` selects (temp file, then rename), the others byte for byte. Returns how many went. */
 export async function removeRows(path: string, drop: (row: Record<string, unknown>) => boolean): Promise<number> {
   if (!existsSync(path)) return 0;
   const tmp = `${path}.tmp-${process.pid}`;
   const out = await open(tmp, "w");
   let dropped = 0;
   try {
-    for await (const { value } of readJsonLines(path)) {
+    for await (const { value, text } of readJsonLines(path)) {
       if (drop(value as Record<string, unknown>)) dropped++;
-      else await out.write(`${JSON.stringify(value)}\n`);
+      else await out.write(`${text}\n`);
     }
   } finally {
     await out.close();

@@ -95,6 +95,14 @@ describe("ehrgym rollout: interrupted and resumed", () => {
       expect(first.status, first.stderr).toBe(0);
       const errored = lines(out).filter((l) => JSON.parse(l).status === "model_error").length;
       expect(errored).toBeGreaterThan(0);
+      // Rows that stay are kept byte for byte (one written with spaces by another tool too), in their
+      // order, ahead of the re-run ones.
+      const before = lines(out);
+      const spaced = before.findIndex((l) => JSON.parse(l).status !== "model_error");
+      before[spaced] = JSON.stringify(JSON.parse(before[spaced]!), null, 1).replaceAll("\n", "");
+      writeFileSync(out, before.map((l) => `${l}\n`).join(""));
+      const kept = before.filter((l) => JSON.parse(l).status !== "model_error");
+      expect(kept).toContain(before[spaced]);
       const again = await cli(args(out, "--retry-errors"));
       expect(again.status, again.stderr).toBe(0);
       expect(again.stdout).toContain(`${errored} model_error rows re-run`);
@@ -102,6 +110,7 @@ describe("ehrgym rollout: interrupted and resumed", () => {
       expect(rows.filter((r) => r.status === "model_error")).toHaveLength(0);
       expect(new Set(keysOf(out)).size).toBe(world.tasks.length * 2);
       expect(rows).toHaveLength(world.tasks.length * 2);
+      expect(lines(out).slice(0, kept.length)).toEqual(kept);
     } finally {
       await flaky.close();
     }
