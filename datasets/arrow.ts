@@ -4,31 +4,33 @@
 // batch message in order, one end marker: a valid multi-batch stream. Batches are cut at
 // BATCH_ROWS rows or BATCH_BYTES of input (what a worker holds at once), far below the 2 GiB a
 // Utf8 column of one batch can hold, so Utf8 always suffices (no LargeUtf8 needed).
-import { RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
+import { makeData, RecordBatch, Struct, Table, tableToIPC, type Schema } from "apache-arrow";
 import type { Hasher } from "../env/fhir/index.ts";
-import { arrowSchema, arrowValue } from "./features.ts";
+import { columnWriter } from "./columns.ts";
+import { arrowSchema } from "./features.ts";
 import { CountedFile, type FileEntry, type WriteBudget } from "./files.ts";
-import { rowColumns, type TrlRow } from "./schema.ts";
+import type { TrlRow } from "./schema.ts";
 
 export const BATCH_ROWS = 1000;
 export const BATCH_BYTES = 4 << 20;
 
-let shared: { schema: Schema; header: Uint8Array; eos: Uint8Array; columns: ReturnType<typeof rowColumns> } | undefined;
-/** The schema, its stream header (the schema message), the end-of-stream marker and the columns. */
+let shared: { schema: Schema; header: Uint8Array; eos: Uint8Array } | undefined;
+/** The schema, its stream header (the schema message) and the end-of-stream marker. */
 function streamParts() {
   if (!shared) {
     const schema = arrowSchema();
     const empty = tableToIPC(new Table(schema), "stream");
-    shared = { schema, header: empty.subarray(0, empty.length - 8), eos: empty.subarray(empty.length - 8), columns: rowColumns() };
+    shared = { schema, header: empty.subarray(0, empty.length - 8), eos: empty.subarray(empty.length - 8) };
   }
   return shared;
 }
 
 /** One record batch message of these rows (no schema message, no end marker). */
 export function arrowBatch(rows: readonly TrlRow[]): Uint8Array {
-  const { schema, header, eos, columns } = streamParts();
-  const values = rows.map((row) => Object.fromEntries(columns.map(([name, c]) => [name, arrowValue(c, row[name as keyof TrlRow])])));
-  const batch = new RecordBatch(schema, vectorFromArray(values, new Struct(schema.fields)).data[0]);
+  const { schema, header, eos } = streamParts();
+  const writers = schema.fields.map((f) => columnWriter(f.type));
+  for (const row of rows) for (let i = 0; i < writers.length; i++) writers[i]!.add(row[schema.fields[i]!.name as keyof TrlRow]);
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: writers.map((w) => w.finish()) }));
   const bytes = tableToIPC(new Table([batch]), "stream");
   return bytes.subarray(header.length, bytes.length - eos.length);
 }

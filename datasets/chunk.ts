@@ -142,7 +142,10 @@ export class ByteBuilder {
 }
 
 export function renderChunk(t: ChunkTask): RenderedChunk {
-  const estimate = t.rows.reduce((n, r) => n + r.len, 0) + t.rows.length;
+  // A trl line runs a little longer than its input row (every message gets all five keys): room for
+  // that up front, since growing copies the chunk so far into a fresh buffer.
+  const input = t.rows.reduce((n, r) => n + r.len, 0) + t.rows.length;
+  const estimate = Math.ceil(input * 1.1) + (64 << 10);
   const jsonl = new ByteBuilder(estimate);
   const openai = t.formats.includes("openai") ? new ByteBuilder(estimate, jsonl) : undefined;
   const arrowRows: TrlRow[] | undefined = t.formats.includes("arrow") ? [] : undefined;

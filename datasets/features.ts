@@ -62,25 +62,3 @@ export function arrowSchema(): Schema {
   const fields = rowColumns().map(([name, c]) => new Field(name, arrowType(c), true));
   return new Schema(fields, new Map([["huggingface", JSON.stringify({ info: { features: hfFeatures() } })]]));
 }
-
-/** A row value as apache-arrow's builders take it (Int64 wants a bigint). */
-export function arrowValue(c: Column, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  switch (c.kind) {
-    case "int64":
-      return BigInt(v as number);
-    case "list":
-      return c.item.kind === "string" || c.item.kind === "float64" ? v : (v as unknown[]).map((x) => arrowValue(c.item, x));
-    case "struct": {
-      if (!c.fields.some(([, f]) => needsConversion(f))) return v;
-      const o = v as Record<string, unknown>;
-      return Object.fromEntries(c.fields.map(([n, f]) => [n, arrowValue(f, o[n])]));
-    }
-    default:
-      return v;
-  }
-}
-
-function needsConversion(c: Column): boolean {
-  return c.kind === "int64" || (c.kind === "list" && needsConversion(c.item)) || (c.kind === "struct" && c.fields.some(([, f]) => needsConversion(f)));
-}
