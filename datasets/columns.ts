@@ -2,7 +2,7 @@
 // column of the row schema, made into apache-arrow Data for its IPC writer. apache-arrow's builders
 // (vectorFromArray over row objects) encode every string into a fresh array and grow their buffers by
 // copying; a batch holds ~4 MB of transcripts, written here once into buffers sized for it.
-import { makeData, Precision, Type, type Data, type DataType, type Field, type Float64, type Int64, type List, type Struct, type Utf8 } from "apache-arrow";
+import { DataType, makeData, Precision, Type, type Data, type Field, type Float64, type Int64, type List, type Struct, type Utf8 } from "apache-arrow";
 
 /** Validity bits, LSB first (Arrow's layout); undefined until a null is seen (Arrow allows no bitmap then). */
 class Validity {
@@ -71,35 +71,26 @@ class StringWriter implements ColumnWriter {
   }
 }
 
-class Int64Writer implements ColumnWriter {
-  private values = new BigInt64Array(64);
+/** Int64 (as BigInt64Array) or Float64 values: one number per row, 0 under a null. */
+class NumberWriter<T extends Int64 | Float64> implements ColumnWriter {
+  private values: BigInt64Array | Float64Array;
   private n = 0;
   private readonly valid = new Validity();
-  constructor(private readonly type: Int64) {}
+  constructor(private readonly type: T) {
+    this.values = this.make(64);
+  }
+  private make(n: number): BigInt64Array | Float64Array {
+    return DataType.isInt(this.type) ? new BigInt64Array(n) : new Float64Array(n);
+  }
   add(value: unknown): void {
-    this.values = grownInts(this.values, this.n + 1, (k) => new BigInt64Array(k));
+    this.values = grownInts(this.values, this.n + 1, (k) => this.make(k));
     const ok = typeof value === "number";
-    this.values[this.n] = ok ? BigInt(value) : 0n;
+    if (this.values instanceof BigInt64Array) this.values[this.n] = ok ? BigInt(value) : 0n;
+    else this.values[this.n] = ok ? value : 0;
     this.valid.set(this.n++, ok);
   }
   finish(): Data {
-    return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), data: this.values.subarray(0, this.n) });
-  }
-}
-
-class Float64Writer implements ColumnWriter {
-  private values = new Float64Array(64);
-  private n = 0;
-  private readonly valid = new Validity();
-  constructor(private readonly type: Float64) {}
-  add(value: unknown): void {
-    this.values = grownInts(this.values, this.n + 1, (k) => new Float64Array(k));
-    const ok = typeof value === "number";
-    this.values[this.n] = ok ? value : 0;
-    this.valid.set(this.n++, ok);
-  }
-  finish(): Data {
-    return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), data: this.values.subarray(0, this.n) });
+    return makeData({ type: this.type as DataType, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), data: this.values.subarray(0, this.n) } as never);
   }
 }
 
@@ -151,10 +142,10 @@ export function columnWriter(type: DataType): ColumnWriter {
     case Type.Utf8:
       return new StringWriter(type as Utf8);
     case Type.Int:
-      if ((type as Int64).bitWidth === 64 && (type as Int64).isSigned) return new Int64Writer(type as Int64);
+      if ((type as Int64).bitWidth === 64 && (type as Int64).isSigned) return new NumberWriter(type as Int64);
       break;
     case Type.Float:
-      if ((type as Float64).precision === Precision.DOUBLE) return new Float64Writer(type as Float64);
+      if ((type as Float64).precision === Precision.DOUBLE) return new NumberWriter(type as Float64);
       break;
     case Type.List:
       return new ListWriter(type as List);
