@@ -1,6 +1,6 @@
 // One episode's writes over the immutable base: a map of changed records per type.
 // Reads and searches merge base hits (minus changed ids) with matching overlay records.
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { CREATED_ORDER_BASE, ID_RE, hitResource, nowInstant, orderOf, sortHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { stringifyCompact } from "./json.ts";
 import { singlePatient } from "./execute.ts";
@@ -14,10 +14,16 @@ import { validateWrite } from "./validate.ts";
 type R = Record<string, unknown>;
 
 const SOURCE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+/** Random bytes drawn 4 KB at a time: a `randomBytes` call per write cost more than the write's own work. */
+const entropy = Buffer.allocUnsafe(4096);
+let entropyAt = entropy.length;
 function randomSource(): string {
-  const bytes = randomBytes(16);
+  if (entropyAt + 16 > entropy.length) {
+    randomFillSync(entropy);
+    entropyAt = 0;
+  }
   let s = "#";
-  for (const b of bytes) s += SOURCE_CHARS[b % SOURCE_CHARS.length];
+  for (let i = 0; i < 16; i++) s += SOURCE_CHARS[entropy[entropyAt++]! % SOURCE_CHARS.length];
   return s;
 }
 

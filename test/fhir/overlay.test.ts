@@ -36,6 +36,16 @@ describe("overlays", () => {
     expect(store.newOverlay().search("Observation", "code=K").total).toBe(5);
   });
 
+  it("stamps each write with a fresh meta.source of 16 letters and digits, as HAPI does", () => {
+    const o = buildFixtureStore().newOverlay();
+    // more writes than one 4 KB draw of random bytes serves
+    const sources = Array.from({ length: 600 }, () => (o.create(vital("S1000001", "K", 1)).meta as { source: string }).source);
+    for (const s of sources) expect(s).toMatch(/^#[A-Za-z0-9]{16}$/);
+    expect(new Set(sources).size).toBe(sources.length);
+    // every character of the alphabet turns up (the bytes are spread over it)
+    expect(new Set(sources.flatMap((s) => [...s.slice(1)])).size).toBe(62);
+  });
+
   it("created ids never collide with base ids", () => {
     const store = buildFixtureStore();
     const baseIds = new Set(Object.keys(store.countsByType()).flatMap((t) => store.search(t, "_count=50").resources.map((r) => r.id)));
