@@ -50,14 +50,19 @@ function parseLine(path: string, text: string, line: number): { value: unknown; 
   }
 }
 
-/** Every complete row of the file, checked to be an episode row (task_id, suite). */
-export async function readRows(path: string): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
+/** Each complete row of the file, checked to be an episode row (task_id, suite); errors name file:line. */
+async function* checkedRows(path: string): AsyncGenerator<Record<string, unknown>> {
   for await (const { value, line } of readJsonLines(path)) {
     const checked = RowKey.safeParse(value);
     if (!checked.success) throw new RowFileError(`${path}:${line}: not an episode row (${checked.error.issues[0]?.message})`);
-    rows.push(checked.data);
+    yield checked.data;
   }
+}
+
+/** Every complete row of the file, checked to be an episode row (task_id, suite). */
+export async function readRows(path: string): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for await (const row of checkedRows(path)) rows.push(row);
   return rows;
 }
 
@@ -77,11 +82,7 @@ export function rowHead(row: unknown): RowHead {
 export async function readRowHeads(path: string): Promise<RowHead[]> {
   await prepareAppend(path);
   const heads: RowHead[] = [];
-  for await (const { value, line } of readJsonLines(path)) {
-    const checked = RowKey.safeParse(value);
-    if (!checked.success) throw new RowFileError(`${path}:${line}: not an episode row (${checked.error.issues[0]?.message})`);
-    heads.push(rowHead(value));
-  }
+  for await (const row of checkedRows(path)) heads.push(rowHead(row));
   return heads;
 }
 

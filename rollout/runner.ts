@@ -87,7 +87,8 @@ const describePolicy = (p: { kind?: unknown; model?: unknown } | string | undefi
 async function scanExisting(o: RunOptions): Promise<Existing> {
   const existing: Existing = { keys: new Set(), heads: [], rows: 0, correct: 0, retried: 0 };
   if (!o.out) return existing;
-  let heads = o.existingHeads ?? (await readRowHeads(o.out));
+  // A copy: the run adds its own rows' heads to it, and the caller's list stays as it gave it.
+  let heads = o.existingHeads ? [...o.existingHeads] : await readRowHeads(o.out);
   if (o.retryErrors) {
     const isError = (r: RowHead) => r.status === "model_error";
     if (heads.some(isError)) {
