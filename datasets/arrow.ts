@@ -9,7 +9,8 @@ import type { Hasher } from "../env/fhir/index.ts";
 import { columnWriter } from "./columns.ts";
 import { arrowSchema } from "./features.ts";
 import { CountedFile, type FileEntry, type WriteBudget } from "./files.ts";
-import type { TrlRow } from "./schema.ts";
+import type { TrlRowOf } from "./convert.ts";
+import type { Text } from "./rowline.ts";
 
 export const BATCH_ROWS = 1000;
 export const BATCH_BYTES = 4 << 20;
@@ -26,10 +27,10 @@ function streamParts() {
 }
 
 /** One record batch message of these rows (no schema message, no end marker). */
-export function arrowBatch(rows: readonly TrlRow[]): Uint8Array {
+export function arrowBatch(rows: readonly TrlRowOf<Text>[]): Uint8Array {
   const { schema, header, eos } = streamParts();
   const writers = schema.fields.map((f) => columnWriter(f.type));
-  for (const row of rows) for (let i = 0; i < writers.length; i++) writers[i]!.add(row[schema.fields[i]!.name as keyof TrlRow]);
+  for (const row of rows) for (let i = 0; i < writers.length; i++) writers[i]!.add(row[schema.fields[i]!.name as keyof TrlRowOf<Text>]);
   const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: writers.map((w) => w.finish()) }));
   const bytes = tableToIPC(new Table([batch]), "stream");
   return bytes.subarray(header.length, bytes.length - eos.length);

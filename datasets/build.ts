@@ -11,6 +11,7 @@ import { Hasher } from "../env/fhir/index.ts";
 import { ArrowStreamFile, BATCH_BYTES, BATCH_ROWS } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
 import { InputFiles, type Format, type RenderedChunk } from "./chunk.ts";
+import { plainRow } from "./convert.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { CountedFile, shardName, WriteBudget, type FileEntry } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
@@ -164,7 +165,7 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
     }
     for (const split of plan.splits) if (!split.entries.length) log(`split ${split.name} is empty (too few patients for its fraction): left out`);
     const firstSplit = plan.splits.find((sp) => sp.entries.length)!;
-    const example = inputs.trlRow(o.inputs[firstSplit.entries[0]!.file]!, firstSplit.entries[0]!);
+    const example = plainRow(inputs.trlRow(o.inputs[firstSplit.entries[0]!.file]!, firstSplit.entries[0]!));
 
     const closing: Promise<FileEntry>[] = [];
     // Awaited together after the last chunk; a build that fails before then must not leave them unhandled.

@@ -5,9 +5,8 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { ESCAPE_SLICE, escapedSlices } from "../env/fhir/index.ts";
 import { EpisodeRow } from "../rollout/index.ts";
 import { arrowBatch } from "./arrow.ts";
-import { toOpenAiRecord, toTrlRow } from "./convert.ts";
-import { lineText } from "./lines.ts";
-import type { TrlRow } from "./schema.ts";
+import { toOpenAiRecord, toTrlRow, type MessageOf, type TrlRowOf } from "./convert.ts";
+import { LongText, parseRowLine, type Text } from "./rowline.ts";
 
 export type Format = "trl" | "openai" | "arrow";
 
@@ -34,27 +33,30 @@ export interface RenderedChunk {
 /** The inputs a chunk reads, opened once per chunk. */
 export class InputFiles {
   private readonly fds = new Map<string, number>();
+  /** The line last read (reused: what is parsed from it are new strings). */
+  private scratch = Buffer.allocUnsafeSlow(1 << 16);
 
-  /** A row's line (pass 1 gave its offset and length), without the newline or a trailing CR. */
-  line(path: string, ref: Pick<RowRef, "off" | "len">): string {
+  /** A row's line (pass 1 gave its offset and length), without the newline; valid until the next call. */
+  line(path: string, ref: Pick<RowRef, "off" | "len">): Buffer {
     let fd = this.fds.get(path);
     if (fd === undefined) this.fds.set(path, (fd = openSync(path, "r")));
-    const buf = Buffer.allocUnsafe(ref.len);
+    if (this.scratch.length < ref.len) this.scratch = Buffer.allocUnsafeSlow(Math.max(ref.len, this.scratch.length * 2));
+    const buf = this.scratch.subarray(0, ref.len);
     for (let got = 0; got < ref.len; ) {
       const n = readSync(fd, buf, got, ref.len - got, ref.off + got);
       if (n === 0) throw new Error(`${path} is shorter than when it was scanned (changed during the build?)`);
       got += n;
     }
-    return lineText(buf);
+    return buf;
   }
 
   /**
-   * A scanned row converted again. Pass 1 validated it whole; here only the fields around the
-   * transcript go through the schema again (for its defaults and the older policy shape): on rows
-   * this size checking every message costs about as much as JSON.parse.
+   * A scanned row converted again, its long contents as LongText. Pass 1 validated it whole; here
+   * only the fields around the transcript go through the schema again (for its defaults and the
+   * older policy shape): on rows this size checking every message costs about as much as parsing.
    */
-  trlRow(path: string, ref: Pick<RowRef, "off" | "len">): TrlRow {
-    const raw = JSON.parse(this.line(path, ref)) as { messages: EpisodeRow["messages"] };
+  trlRow(path: string, ref: Pick<RowRef, "off" | "len">): TrlRowOf<Text> {
+    const raw = parseRowLine(this.line(path, ref)) as { messages: MessageOf<Text>[] };
     return toTrlRow({ ...RowHead.parse(raw), messages: raw.messages, checks: [] });
   }
 
@@ -69,7 +71,7 @@ export class ByteBuilder {
   private buf: Buffer;
   private used = 0;
   /** Where this builder wrote each long string of the current line (for `copiesFrom` builders). */
-  private readonly written = new Map<string, [start: number, end: number]>();
+  private readonly written = new Map<string | LongText, [start: number, end: number]>();
 
   /** `copiesFrom`: a builder that writes the same long strings first (the openai line after the trl one): their bytes are copied, not escaped again. */
   constructor(capacity: number, private readonly copiesFrom?: ByteBuilder) {
@@ -103,7 +105,7 @@ export class ByteBuilder {
 
   /** JSON.stringify(value) for a message (a plain object from JSON.parse), long strings in slices. */
   private json(value: unknown): void {
-    if (typeof value === "string" && value.length > ESCAPE_SLICE) return this.longString(value);
+    if ((typeof value === "string" && value.length > ESCAPE_SLICE) || value instanceof LongText) return this.longString(value);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return this.text(JSON.stringify(value));
     let first = true;
     this.text("{");
@@ -116,12 +118,13 @@ export class ByteBuilder {
     this.text("}");
   }
 
-  private longString(text: string): void {
+  private longString(text: string | LongText): void {
     const span = this.copiesFrom?.written.get(text);
     if (span) return this.copy(this.copiesFrom!.buf, span[0], span[1]);
     const from = this.used;
     this.text('"');
-    for (const piece of escapedSlices(text)) this.text(piece);
+    // A LongText's parts escape as their slices of the whole text do (no surrogate pair is split).
+    for (const part of typeof text === "string" ? [text] : text.parts) for (const piece of escapedSlices(part)) this.text(piece);
     this.text('"');
     this.written.set(text, [from, this.used]);
   }
@@ -148,7 +151,7 @@ export function renderChunk(t: ChunkTask): RenderedChunk {
   const estimate = Math.ceil(input * 1.1) + (64 << 10);
   const jsonl = new ByteBuilder(estimate);
   const openai = t.formats.includes("openai") ? new ByteBuilder(estimate, jsonl) : undefined;
-  const arrowRows: TrlRow[] | undefined = t.formats.includes("arrow") ? [] : undefined;
+  const arrowRows: TrlRowOf<Text>[] | undefined = t.formats.includes("arrow") ? [] : undefined;
   const inputs = new InputFiles();
   try {
     for (const ref of t.rows) {

@@ -2,6 +2,7 @@
 // column of the row schema, made into apache-arrow Data for its IPC writer. apache-arrow's builders
 // (vectorFromArray over row objects) encode every string into a fresh array and grow their buffers by
 // copying; a batch holds ~4 MB of transcripts, written here once into buffers sized for it.
+import { LongText } from "./rowline.ts";
 import { DataType, makeData, Precision, Type, type Data, type Field, type Float64, type Int64, type List, type Struct, type Utf8 } from "apache-arrow";
 
 /** Validity bits, LSB first (Arrow's layout); undefined until a null is seen (Arrow allows no bitmap then). */
@@ -51,20 +52,23 @@ class StringWriter implements ColumnWriter {
   }
   add(value: unknown): void {
     this.offsets = grownInts(this.offsets, this.n + 2, (k) => new Int32Array(k));
-    if (typeof value === "string") {
-      const room = this.bytes.length - this.used;
-      if (value.length * 3 > room) {
-        const need = Buffer.byteLength(value);
-        if (need > room) {
-          const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.used + need));
-          this.bytes.copy(grown, 0, 0, this.used);
-          this.bytes = grown;
-        }
-      }
-      this.used += this.bytes.write(value, this.used);
-    }
-    this.valid.set(this.n, typeof value === "string");
+    if (typeof value === "string") this.write(value);
+    // A LongText's parts encode as their slices of the whole text do (no surrogate pair is split).
+    else if (value instanceof LongText) for (const part of value.parts) this.write(part);
+    this.valid.set(this.n, typeof value === "string" || value instanceof LongText);
     this.offsets[++this.n] = this.used;
+  }
+  private write(text: string): void {
+    const room = this.bytes.length - this.used;
+    if (text.length * 3 > room) {
+      const need = Buffer.byteLength(text);
+      if (need > room) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.used + need));
+        this.bytes.copy(grown, 0, 0, this.used);
+        this.bytes = grown;
+      }
+    }
+    this.used += this.bytes.write(text, this.used);
   }
   finish(): Data {
     return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), valueOffsets: this.offsets.subarray(0, this.n + 1), data: this.bytes.subarray(0, this.used) });

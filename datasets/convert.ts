@@ -2,7 +2,16 @@
 // format openai. Ids are content-free: hash of (suite, task_id, sample, source run).
 import { createHash } from "node:crypto";
 import type { EpisodeRow } from "../rollout/index.ts";
+import { plainText, type Text } from "./rowline.ts";
 import type { TrlMessage, TrlRow } from "./schema.ts";
+
+type EpisodeMessage = EpisodeRow["messages"][number];
+/** Rows and messages whose contents may be LongText (read by parseRowLine); `string` gives the plain types. */
+export type MessageOf<C extends Text> = Omit<EpisodeMessage, "content"> & { content: C | null };
+export type EpisodeRowOf<C extends Text> = Omit<EpisodeRow, "messages"> & { messages: MessageOf<C>[] };
+export type TrlMessageOf<C extends Text> = Omit<TrlMessage, "content"> & { content: C | null };
+export type TrlRowOf<C extends Text> = Omit<TrlRow, "messages"> & { messages: TrlMessageOf<C>[] };
+type RunFields = Pick<EpisodeRow, "suite" | "task_id" | "sample" | "policy" | "protocol">;
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -23,21 +32,21 @@ export function canonicalJson(v: unknown): string {
  * sampling. Never the file it was read from, so the same rows give the same ids however they were
  * sharded or named; the endpoint host is left out (one teacher behind several hosts is one source).
  */
-export function sourceRun(row: EpisodeRow): string {
+export function sourceRun(row: RunFields): string {
   return canonicalJson([row.policy.kind, row.policy.model, row.protocol, row.policy.sampling ?? {}]);
 }
 
-export function rowId(row: EpisodeRow): string {
+export function rowId(row: RunFields): string {
   return sha(JSON.stringify([row.suite, row.task_id, row.sample, sourceRun(row)])).slice(0, 24);
 }
 
 /** What --dedupe compares: the assistant turns (text and tool calls, tool-call ids left out). */
-export function assistantHash(messages: readonly TrlMessage[]): string {
+export function assistantHash(messages: readonly TrlMessageOf<Text>[]): string {
   const turns = messages.filter((m) => m.role === "assistant").map((m) => [m.content, (m.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments])]);
   return sha(JSON.stringify(turns));
 }
 
-export function toTrlMessages(messages: EpisodeRow["messages"]): TrlMessage[] {
+export function toTrlMessages<C extends Text = string>(messages: readonly MessageOf<C>[]): TrlMessageOf<C>[] {
   return messages.map((m) => ({
     role: m.role,
     content: m.content ?? null,
@@ -47,7 +56,7 @@ export function toTrlMessages(messages: EpisodeRow["messages"]): TrlMessage[] {
   }));
 }
 
-export function toTrlRow(row: EpisodeRow): TrlRow {
+export function toTrlRow<C extends Text = string>(row: EpisodeRowOf<C>): TrlRowOf<C> {
   return {
     messages: toTrlMessages(row.messages),
     tools: row.tools && row.tools.length ? JSON.stringify(row.tools) : null,
@@ -70,6 +79,11 @@ export function toTrlRow(row: EpisodeRow): TrlRow {
   };
 }
 
+/** The row with every LongText content made one string (to show it, not to write it). */
+export function plainRow(row: TrlRowOf<Text>): TrlRow {
+  return { ...row, messages: row.messages.map((m) => ({ ...m, content: m.content === null ? null : plainText(m.content) })) };
+}
+
 /** The message fields OpenAI's fine-tuning upload accepts, per role. */
 export const OPENAI_MESSAGE_FIELDS: Record<TrlMessage["role"], readonly string[]> = {
   system: ["role", "content", "name"],
@@ -85,7 +99,7 @@ export function toOpenAiLine(row: TrlRow): string {
 }
 
 /** The object toOpenAiLine serializes (messages first). */
-export function toOpenAiRecord(row: TrlRow): { messages: Record<string, unknown>[]; tools?: unknown[]; parallel_tool_calls: false } {
+export function toOpenAiRecord(row: TrlRowOf<Text>): { messages: Record<string, unknown>[]; tools?: unknown[]; parallel_tool_calls: false } {
   const weight = row.reward === 1 ? 1 : 0;
   const messages = row.messages.map((m) => {
     const out: Record<string, unknown> = { role: m.role, content: m.content };

@@ -2,6 +2,7 @@
 // Accepts official task files (JSON array), ehrgym task files (JSONL) and MRN lists (one per line, # comments).
 import { readFileSync } from "node:fs";
 import { parseTaskFile, TaskFileError } from "../env/tasks/index.ts";
+import type { Text } from "./rowline.ts";
 
 export class ExcludeFileError extends Error {
   constructor(message: string) {
@@ -59,14 +60,17 @@ export class HeldOut {
     return this.mrns.size;
   }
   /** The first held-out MRN the row touches, or undefined. */
-  hit(patient: string, texts: Iterable<string | null>): string | undefined {
+  hit(patient: string, texts: Iterable<Text | null>): string | undefined {
     if (!this.mrns.size) return undefined;
     if (patient && this.mrns.has(patient)) return patient;
     for (const text of texts) {
       if (!text) continue;
-      for (const m of text.matchAll(/[A-Za-z0-9][A-Za-z0-9\-.]*/g)) {
-        const token = m[0].replace(/\.+$/, "");
-        if (this.mrns.has(token)) return token;
+      // A long text's parts are cut where no MRN-shaped token runs across (rowline.ts).
+      for (const part of typeof text === "string" ? [text] : text.parts) {
+        for (const m of part.matchAll(/[A-Za-z0-9][A-Za-z0-9\-.]*/g)) {
+          const token = m[0].replace(/\.+$/, "");
+          if (this.mrns.has(token)) return token;
+        }
       }
     }
     return undefined;

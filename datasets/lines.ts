@@ -1,6 +1,17 @@
 // Lines of a (possibly huge) text file, streamed: memory holds one chunk and one line.
 import { createReadStream } from "node:fs";
 
+export interface LineBytes {
+  /** The line's bytes, without the newline (a view of the read buffer: use it before the next line). */
+  bytes: Buffer;
+  /** 1-based, counted from `start`. */
+  lineNo: number;
+  /** Byte offset of the line in the file (its length is `bytes.length`). */
+  offset: number;
+  /** Whether the line ended with a newline (a missing one on the last line may mean a torn write). */
+  terminated: boolean;
+}
+
 export interface Line {
   text: string;
   /** 1-based, counted from `start`. */
@@ -18,7 +29,8 @@ export interface ReadLinesOptions {
   end?: number;
 }
 
-export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncGenerator<Line> {
+/** The lines' bytes, not decoded: a line's text is left to the caller (a long one is costly to make, see rowline.ts). */
+export async function* readLineBytes(path: string, o: ReadLinesOptions = {}): AsyncGenerator<LineBytes> {
   let carry: Buffer[] = [];
   let lineNo = 0;
   let lineStart = o.start ?? 0;
@@ -29,18 +41,32 @@ export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncG
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);
-      const text = carry.length ? Buffer.concat([...carry, piece]).toString("utf8") : piece.toString("utf8");
+      const bytes = carry.length ? Buffer.concat([...carry, piece]) : piece;
       carry = [];
-      const end = pos + nl;
       start = nl + 1;
       lineNo++;
-      yield { text: text.endsWith("\r") ? text.slice(0, -1) : text, lineNo, offset: lineStart, bytes: end - lineStart, terminated: true };
-      lineStart = end + 1;
+      yield { bytes, lineNo, offset: lineStart, terminated: true };
+      lineStart = pos + nl + 1;
     }
     if (start < chunk.length) carry.push(chunk.subarray(start));
     pos += chunk.length;
   }
-  if (carry.length) yield { text: Buffer.concat(carry).toString("utf8"), lineNo: lineNo + 1, offset: lineStart, bytes: pos - lineStart, terminated: false };
+  if (carry.length) yield { bytes: Buffer.concat(carry), lineNo: lineNo + 1, offset: lineStart, terminated: false };
+}
+
+export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncGenerator<Line> {
+  for await (const line of readLineBytes(path, o)) {
+    yield { text: line.terminated ? lineText(line.bytes) : line.bytes.toString("utf8"), lineNo: line.lineNo, offset: line.offset, bytes: line.bytes.length, terminated: line.terminated };
+  }
+}
+
+/** Whether a line holds only whitespace (as String.prototype.trim sees it). */
+export function isBlank(bytes: Buffer): boolean {
+  for (const c of bytes) {
+    if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) continue;
+    return c >= 0x80 && bytes.toString("utf8").trim() === "";
+  }
+  return true;
 }
 
 /** Reads one line back by its offset and length (as readLines gave them), without the newline or a trailing CR. */

@@ -7,7 +7,8 @@ import type { Hasher } from "../env/fhir/index.ts";
 import { EpisodeRow } from "../rollout/index.ts";
 import { assistantHash, canonicalJson, rowId, toTrlMessages } from "./convert.ts";
 import { HeldOut, type ExcludeSource } from "./exclude.ts";
-import { readLines } from "./lines.ts";
+import { isBlank, readLineBytes } from "./lines.ts";
+import { putLongTexts, parseRowLine, takeLongTexts } from "./rowline.ts";
 
 export interface Entry {
   id: string;
@@ -108,23 +109,24 @@ export async function scanRange(t: RangeTask): Promise<RangeScan> {
     if (r.badExamples.length < (t.maxBadExamples ?? 5)) r.badExamples.push({ line, why });
   };
 
-  for await (const line of readLines(t.path, { start: t.start, end: t.end })) {
+  for await (const line of readLineBytes(t.path, { start: t.start, end: t.end })) {
     r.lines = line.lineNo;
-    if (!line.text.trim()) continue;
+    if (isBlank(line.bytes)) continue;
     let json: unknown;
     try {
-      json = JSON.parse(line.text);
+      json = parseRowLine(line.bytes);
     } catch {
       bad(line.lineNo, line.terminated ? "not a JSON line" : "torn last line (no newline, not JSON)");
       continue;
     }
+    const longs = takeLongTexts(json);
     const parsed = EpisodeRow.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       bad(line.lineNo, `not an episode row: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
       continue;
     }
-    const row = parsed.data;
+    const row = putLongTexts(parsed.data, longs);
     if (!row.messages.some((m) => m.role === "assistant")) {
       bad(line.lineNo, "transcript without an assistant turn");
       continue;
@@ -167,7 +169,7 @@ export async function scanRange(t: RangeTask): Promise<RangeScan> {
       ahash: t.dedupe ? assistantHash(toTrlMessages(row.messages)) : "",
       file: t.file,
       off: line.offset,
-      len: line.bytes,
+      len: line.bytes.length,
       src,
       suite: row.suite,
       type: row.type,
