@@ -26,14 +26,25 @@ function streamParts() {
   return shared;
 }
 
-/** One record batch message of these rows (no schema message, no end marker). */
-export function arrowBatch(rows: readonly TrlRowOf<Text>[]): Uint8Array {
-  const { schema, header, eos } = streamParts();
-  const writers = schema.fields.map((f) => columnWriter(f.type));
-  for (const row of rows) for (let i = 0; i < writers.length; i++) writers[i]!.add(row[schema.fields[i]!.name as keyof TrlRowOf<Text>]);
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: writers.map((w) => w.finish()) }));
-  const bytes = tableToIPC(new Table([batch]), "stream");
-  return bytes.subarray(header.length, bytes.length - eos.length);
+/** A record batch made a row at a time (a row's strings need not outlive its turn). */
+export class ArrowBatchBuilder {
+  private readonly schema = streamParts().schema;
+  private readonly names = this.schema.fields.map((f) => f.name as keyof TrlRowOf<Text>);
+  private readonly writers = this.schema.fields.map((f) => columnWriter(f.type));
+  private rows = 0;
+
+  add(row: TrlRowOf<Text>): void {
+    for (let i = 0; i < this.writers.length; i++) this.writers[i]!.add(row[this.names[i]!]);
+    this.rows++;
+  }
+
+  /** The record batch message (no schema message, no end marker). */
+  finish(): Uint8Array {
+    const { header, eos } = streamParts();
+    const batch = new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: this.rows, nullCount: 0, children: this.writers.map((w) => w.finish()) }));
+    const bytes = tableToIPC(new Table([batch]), "stream");
+    return bytes.subarray(header.length, bytes.length - eos.length);
+  }
 }
 
 export class ArrowStreamFile {

@@ -4,7 +4,7 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { ESCAPE_SLICE, escapedSlices } from "../env/fhir/index.ts";
 import { EpisodeRow } from "../rollout/index.ts";
-import { arrowBatch } from "./arrow.ts";
+import { ArrowBatchBuilder } from "./arrow.ts";
 import { toOpenAiRecord, toTrlRow, type MessageOf, type TrlRowOf } from "./convert.ts";
 import { LongText, parseRowLine, type Text } from "./rowline.ts";
 
@@ -151,14 +151,14 @@ export function renderChunk(t: ChunkTask): RenderedChunk {
   const estimate = Math.ceil(input * 1.1) + (64 << 10);
   const jsonl = new ByteBuilder(estimate);
   const openai = t.formats.includes("openai") ? new ByteBuilder(estimate, jsonl) : undefined;
-  const arrowRows: TrlRowOf<Text>[] | undefined = t.formats.includes("arrow") ? [] : undefined;
+  const arrow = t.formats.includes("arrow") ? new ArrowBatchBuilder() : undefined;
   const inputs = new InputFiles();
   try {
     for (const ref of t.rows) {
       const row = inputs.trlRow(t.paths[ref.file]!, ref);
       jsonl.jsonLine(row);
       if (openai) openai.jsonLine(toOpenAiRecord(row));
-      arrowRows?.push(row);
+      arrow?.add(row);
     }
   } finally {
     inputs.close();
@@ -166,6 +166,6 @@ export function renderChunk(t: ChunkTask): RenderedChunk {
   return {
     jsonl: jsonl.bytes(),
     ...(openai ? { openai: openai.bytes() } : {}),
-    ...(arrowRows ? { arrow: arrowBatch(arrowRows) } : {}),
+    ...(arrow ? { arrow: arrow.finish() } : {}),
   };
 }

@@ -66,14 +66,13 @@ function parseByMessages(line: Buffer): unknown {
   const key = line.indexOf(MESSAGES);
   if (key < 1 || (line[key - 1] !== 0x7b && line[key - 1] !== 0x2c)) return undefined;
   const first = key + MESSAGES.length;
-  // A second "messages" key would be the one JSON.parse keeps.
-  if (line.indexOf(MESSAGES_KEY, first) !== -1) return undefined;
   if (line.indexOf(MESSAGE, first) !== first) return undefined;
   const starts = [first];
   for (let p = line.indexOf(MESSAGE, first + 1); p !== -1; p = line.indexOf(MESSAGE, p + 1)) if (line[p - 1] === 0x2c) starts.push(p);
   const last = starts[starts.length - 1]!;
   const [end, lastMessage] = lastMessageOf(line, last);
-  if (end === -1) return undefined;
+  // A "messages" key after these would be the one JSON.parse keeps (one before them is not).
+  if (end === -1 || line.subarray(end).indexOf(MESSAGES_KEY) !== -1) return undefined;
   // The line with its messages replaced by one sentinel: parsed, the sentinel must be all the row's
   // `messages` holds, which proves the cut points are the array's own brackets.
   const row = JSON.parse(`${line.toString("utf8", 0, first)}${JSON.stringify(SENTINEL)}${line.toString("utf8", end)}`) as Record<string, unknown> | null;
