@@ -6,7 +6,7 @@
 // Utf8 column of one batch can hold, so Utf8 always suffices (no LargeUtf8 needed).
 import { makeData, RecordBatch, Struct, Table, tableToIPC, type Schema } from "apache-arrow";
 import type { Hasher } from "../env/fhir/index.ts";
-import { columnWriter } from "./columns.ts";
+import { columnWriter, type ColumnWriter } from "./columns.ts";
 import { arrowSchema } from "./features.ts";
 import { CountedFile, type FileEntry, type WriteBudget } from "./files.ts";
 import type { TrlRowOf } from "./convert.ts";
@@ -26,12 +26,23 @@ function streamParts() {
   return shared;
 }
 
-/** A record batch made a row at a time (a row's strings need not outlive its turn). */
+/** The column writers of the last batch finished in this thread: their buffers serve the next one. */
+let idleWriters: ColumnWriter[] | undefined;
+
+/**
+ * A record batch made a row at a time (a row's strings need not outlive its turn), in column
+ * buffers kept from batch to batch: fresh ones each time made V8 collect for their sake alone.
+ */
 export class ArrowBatchBuilder {
   private readonly schema = streamParts().schema;
   private readonly names = this.schema.fields.map((f) => f.name as keyof TrlRowOf<Text>);
-  private readonly writers = this.schema.fields.map((f) => columnWriter(f.type));
+  private readonly writers: ColumnWriter[];
   private rows = 0;
+
+  constructor() {
+    this.writers = idleWriters ?? this.schema.fields.map((f) => columnWriter(f.type));
+    idleWriters = undefined;
+  }
 
   add(row: TrlRowOf<Text>): void {
     for (let i = 0; i < this.writers.length; i++) this.writers[i]!.add(row[this.names[i]!]);
@@ -42,7 +53,10 @@ export class ArrowBatchBuilder {
   finish(): Uint8Array {
     const { header, eos } = streamParts();
     const batch = new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: this.rows, nullCount: 0, children: this.writers.map((w) => w.finish()) }));
+    // tableToIPC copies the columns into the message it returns: the buffers are free again after it.
     const bytes = tableToIPC(new Table([batch]), "stream");
+    for (const w of this.writers) w.reset();
+    idleWriters = this.writers;
     return bytes.subarray(header.length, bytes.length - eos.length);
   }
 }
@@ -64,9 +78,9 @@ export class ArrowStreamFile {
     return this.file.bytes;
   }
 
-  addBatch(message: Uint8Array, rows: number): void {
-    if (!rows) return;
-    this.file.write(message);
+  addBatch(message: Uint8Array, rows: number, released?: () => void): void {
+    if (!rows) return released?.();
+    this.file.write(message, 0, released);
     this.rows += rows;
   }
 

@@ -222,9 +222,10 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`, hasher, budget);
         at = c;
       }
-      shardFiles!.jsonl.write(rendered.jsonl, c.rows.length);
-      if (rendered.arrow) shardFiles!.arrow?.addBatch(rendered.arrow, c.rows.length);
-      if (rendered.openai) openai?.write(rendered.openai, c.rows.length);
+      const { jsonl, arrow, openai: openaiBytes } = rendered;
+      shardFiles!.jsonl.write(jsonl, c.rows.length, () => pool.recycle(jsonl));
+      if (arrow) shardFiles!.arrow?.addBatch(arrow, c.rows.length, () => pool.recycle(arrow));
+      if (openaiBytes) openai?.write(openaiBytes, c.rows.length, () => pool.recycle(openaiBytes));
       await budget.room();
     }
     if (at) closeSplit(cardSplits[at.split]!);

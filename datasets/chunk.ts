@@ -66,6 +66,29 @@ export class InputFiles {
   }
 }
 
+/**
+ * Rendered chunks' buffers given back once written (BuildPool.recycle, in this thread only), for
+ * the next chunks' JSON lines: a fresh 4 MB buffer per chunk and format made V8 collect for the
+ * sake of its external memory alone.
+ */
+const spare: Buffer[] = [];
+const MAX_SPARE = 6;
+
+function takeBuffer(min: number): Buffer {
+  for (let i = 0; i < spare.length; i++) if (spare[i]!.length >= min) return spare.splice(i, 1)[0]!;
+  return Buffer.allocUnsafeSlow(min);
+}
+
+/** Gives back the buffer under a rendered chunk's bytes (nothing may read them after this). */
+export function recycleBuffer(bytes: Uint8Array): void {
+  if (!(bytes.buffer instanceof ArrayBuffer) || bytes.buffer.byteLength < 1 << 16) return;
+  spare.push(Buffer.from(bytes.buffer));
+  if (spare.length > MAX_SPARE) {
+    spare.sort((a, b) => b.length - a.length);
+    spare.length = MAX_SPARE;
+  }
+}
+
 /** Text encoded into one growing buffer (large strings encoded in place, not allocated one by one). */
 export class ByteBuilder {
   private buf: Buffer;
@@ -75,7 +98,7 @@ export class ByteBuilder {
 
   /** `copiesFrom`: a builder that writes the same long strings first (the openai line after the trl one): their bytes are copied, not escaped again. */
   constructor(capacity: number, private readonly copiesFrom?: ByteBuilder) {
-    this.buf = Buffer.allocUnsafeSlow(Math.max(1024, capacity));
+    this.buf = takeBuffer(Math.max(1024, capacity));
   }
   text(text: string): void {
     const room = this.buf.length - this.used;
@@ -135,8 +158,9 @@ export class ByteBuilder {
   }
 
   private grow(need: number): void {
-    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + need));
+    const next = takeBuffer(Math.max(this.buf.length * 2, this.used + need));
     this.buf.copy(next, 0, 0, this.used);
+    recycleBuffer(this.buf);
     this.buf = next;
   }
   bytes(): Uint8Array {

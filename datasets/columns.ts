@@ -27,11 +27,19 @@ class Validity {
   bitmap(length: number): Uint8Array | undefined {
     return this.bits?.subarray(0, (length + 7) >> 3);
   }
+  /** Empty again; a bitmap handed out before is not to be read after this. */
+  reset(): void {
+    this.bits = undefined;
+    this.nulls = 0;
+  }
 }
 
-interface ColumnWriter {
+export interface ColumnWriter {
   add(value: unknown): void;
+  /** The column so far, as Data over this writer's buffers (valid until reset). */
   finish(): Data;
+  /** Empty again, keeping its buffers (a batch's Data is serialized before the next is written). */
+  reset(): void;
 }
 
 function grownInts<T extends Int32Array | Float64Array | BigInt64Array>(a: T, need: number, make: (n: number) => T): T {
@@ -73,6 +81,11 @@ class StringWriter implements ColumnWriter {
   finish(): Data {
     return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), valueOffsets: this.offsets.subarray(0, this.n + 1), data: this.bytes.subarray(0, this.used) });
   }
+  reset(): void {
+    this.n = 0;
+    this.used = 0;
+    this.valid.reset();
+  }
 }
 
 /** Int64 (as BigInt64Array) or Float64 values: one number per row, 0 under a null. */
@@ -96,6 +109,10 @@ class NumberWriter<T extends Int64 | Float64> implements ColumnWriter {
   finish(): Data {
     return makeData({ type: this.type as DataType, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), data: this.values.subarray(0, this.n) } as never);
   }
+  reset(): void {
+    this.n = 0;
+    this.valid.reset();
+  }
 }
 
 class ListWriter implements ColumnWriter {
@@ -118,6 +135,12 @@ class ListWriter implements ColumnWriter {
   finish(): Data {
     return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), valueOffsets: this.offsets.subarray(0, this.n + 1), child: this.child.finish() });
   }
+  reset(): void {
+    this.n = 0;
+    this.items = 0;
+    this.valid.reset();
+    this.child.reset();
+  }
 }
 
 class StructWriter implements ColumnWriter {
@@ -137,6 +160,11 @@ class StructWriter implements ColumnWriter {
   }
   finish(): Data {
     return makeData({ type: this.type, length: this.n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(this.n), children: this.children.map((c) => c.finish()) });
+  }
+  reset(): void {
+    this.n = 0;
+    this.valid.reset();
+    for (const c of this.children) c.reset();
   }
 }
 

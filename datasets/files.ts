@@ -61,9 +61,10 @@ export class Appender {
     this.buf = budget?.spare.pop() ?? Buffer.allocUnsafeSlow(CHUNK);
   }
 
-  append(data: string | Uint8Array): void {
+  /** `released`: told when `data`'s bytes are no longer needed (copied, or written from where they are). */
+  append(data: string | Uint8Array, released?: () => void): void {
     if (this.error) throw this.error;
-    if (typeof data !== "string") return this.appendBytes(data);
+    if (typeof data !== "string") return this.appendBytes(data, released);
     // A UTF-16 unit is at most 3 UTF-8 bytes; only a string that may not fit needs its exact length.
     if (data.length * 3 > CHUNK - this.used) {
       const need = Buffer.byteLength(data);
@@ -75,17 +76,18 @@ export class Appender {
     this.size += n;
   }
 
-  private appendBytes(bytes: Uint8Array): void {
+  private appendBytes(bytes: Uint8Array, released?: () => void): void {
     if (bytes.length > CHUNK - this.used) this.flush();
     if (bytes.length > CHUNK) {
-      // Written as it is: the caller hands over bytes it no longer changes.
-      this.writeOut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), false);
+      // Written as it is: the caller hands over bytes it does not change until they are released.
+      this.writeOut(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), false, released);
       this.size += bytes.length;
       return;
     }
     this.buf.set(bytes, this.used);
     this.used += bytes.length;
     this.size += bytes.length;
+    released?.();
   }
 
   flush(): void {
@@ -103,13 +105,14 @@ export class Appender {
     if (this.error) throw this.error;
   }
 
-  private writeOut(bytes: Buffer, ownBuffer: boolean): void {
+  private writeOut(bytes: Buffer, ownBuffer: boolean, released?: () => void): void {
     const at = this.issued;
     this.issued += bytes.length;
     if (!this.budget) {
       for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
       this.written = this.issued;
       this.onWritten?.(this.written);
+      released?.();
       return;
     }
     const budget = this.budget;
@@ -119,6 +122,7 @@ export class Appender {
     const finish = (err: Error | null) => {
       if (err) this.error ??= err;
       entry.done = true;
+      released?.();
       if (ownBuffer && bytes.buffer.byteLength === CHUNK && budget.spare.length < 8) budget.spare.push(Buffer.from(bytes.buffer, 0, CHUNK));
       let advanced = false;
       while (this.pending.length && this.pending[0]!.done) {
@@ -165,8 +169,9 @@ export class CountedFile {
     return this.out.size;
   }
 
-  write(data: string | Uint8Array, rows = 0): void {
-    this.out.append(data);
+  /** `released`: as for Appender.append. */
+  write(data: string | Uint8Array, rows = 0, released?: () => void): void {
+    this.out.append(data, released);
     this.rows += rows;
   }
 

@@ -2,13 +2,15 @@
 // small ones (a worker's start-up costs more than it saves there). Same functions either way.
 import { availableParallelism } from "node:os";
 import { Piscina } from "piscina";
-import { renderChunk, type ChunkTask, type RenderedChunk } from "./chunk.ts";
+import { recycleBuffer, renderChunk, type ChunkTask, type RenderedChunk } from "./chunk.ts";
 import { scanRange, type RangeScan, type RangeTask } from "./scan.ts";
 
 export interface BuildPool {
   readonly threads: number;
   scanRange(t: RangeTask): Promise<RangeScan>;
   renderChunk(t: ChunkTask): Promise<RenderedChunk>;
+  /** A rendered chunk's bytes, written: their buffer may serve a later chunk. */
+  recycle(bytes: Uint8Array): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ function inThisThread(): BuildPool {
     threads: 0,
     scanRange: (t) => serial(() => scanRange(t)),
     renderChunk: (t) => serial(() => renderChunk(t)),
+    recycle: recycleBuffer,
     close: async () => {},
   };
 }
@@ -44,6 +47,8 @@ export function createBuildPool(threads: number): BuildPool {
     threads,
     scanRange: (t) => pool.run(t, { name: "scanRange" }) as Promise<RangeScan>,
     renderChunk: (t) => pool.run(t, { name: "renderChunk" }) as Promise<RenderedChunk>,
+    // Each worker renders into buffers of its own (moved here when done).
+    recycle: () => {},
     close: () => pool.destroy(),
   };
 }

@@ -1,6 +1,6 @@
 // `ehrgym dataset build` end to end (child processes on real files): formats, determinism,
 // splits, decontamination, bad input.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -348,6 +348,33 @@ describe("dataset build: bad input", () => {
     expect(logs[0]).toContain(`skipped ${file}:${lines + 4}: torn last line (no newline, not JSON)`);
     const a = tree(join(dir, "ranged-one"));
     for (const [path, bytes] of tree(join(dir, "ranged-many"))) expect(bytes.equals(a.get(path)!), path).toBe(true);
+  });
+
+  it("rows with long transcripts, over many chunks: every text as given, the same files in one thread and on workers", async () => {
+    // Tool replies and prompts of 70-300 KB (read in parts), enough rows for several chunks of 4 MB.
+    const bundle = (k: number) => `${JSON.stringify({ resourceType: "Bundle", entry: Array.from({ length: 400 + k * 40 }, (_, i) => ({ resource: { id: `obs-${i}`, note: "mg/dL é \u{1F600}\n\t\\ \"q\"" } })) }, null, 2)}`;
+    const long = rows.map((r, k) => ({ ...r, messages: r.messages.map((m) => (m.role === "tool" || (m.role === "user" && m.content?.startsWith("Here is"))) && m.content ? { ...m, content: `${m.content}\n${bundle(k % 5)}` } : m) }));
+    const file = join(dir, "long.jsonl");
+    writeFileSync(file, toJsonl(long));
+    const opts = { inputs: [file], keep: "all" as const, dedupe: false, splits: [{ name: "train", fraction: 1 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "long", license: "mit", shardRows: 1000, force: true, command: "test" };
+    const one = await buildDataset({ ...opts, out: join(dir, "long-one"), threads: 0 });
+    const many = await buildDataset({ ...opts, out: join(dir, "long-many"), threads: 2 });
+    expect(Math.max(...long.map((r) => JSON.stringify(r).length))).toBeGreaterThan(128 << 10);
+    expect(statSync(file).size).toBeGreaterThan(3 * (4 << 20));
+    const a = tree(join(dir, "long-one"));
+    for (const [path, bytes] of tree(join(dir, "long-many"))) expect(bytes.equals(a.get(path)!), path).toBe(true);
+    const byKey = new Map(long.map((r) => [`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`, r]));
+    const out = allRows(join(dir, "long-one"));
+    expect(out.length).toBe(long.length);
+    for (const row of out) {
+      const given = byKey.get(`${row.suite}/${row.task_id}/${row.sample}/${row.protocol}`)!;
+      expect(row.messages.map((m) => m.content)).toEqual(given.messages.map((m) => m.content ?? null));
+    }
+    const arrowFiles = readdirSync(join(dir, "long-one", "data")).filter((f) => f.endsWith(".arrow"));
+    const arrow = arrowFiles.flatMap((f) => arrowRowsApache(join(dir, "long-one", "data", f)).rows as { id: string; messages: { content: string | null }[] }[]);
+    expect(arrow.length).toBe(out.length);
+    const jsonlById = new Map(out.map((r) => [r.id, r]));
+    for (const r of arrow) expect(r.messages.map((m) => m.content)).toEqual(jsonlById.get(r.id)!.messages.map((m) => m.content));
   });
 
   it("fails with one line when no row is kept, and leaves nothing behind", () => {

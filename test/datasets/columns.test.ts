@@ -3,7 +3,8 @@
 // nested lists of structs, 64-bit integers, non-ASCII text.
 import { Field, Float64, Int64, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, Utf8 } from "apache-arrow";
 import { describe, expect, it } from "vitest";
-import { columnWriter } from "../../datasets/columns.ts";
+import { ArrowBatchBuilder } from "../../datasets/arrow.ts";
+import { columnWriter, type ColumnWriter } from "../../datasets/columns.ts";
 
 const call = new Struct([new Field("id", new Utf8(), true), new Field("args", new Utf8(), true)]);
 const schema = new Schema([
@@ -13,11 +14,18 @@ const schema = new Schema([
   new Field("calls", new List(new Field("item", call, true)), true),
 ]);
 
-function roundTrip(rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  const writers = schema.fields.map((f) => columnWriter(f.type));
+function ipc(rows: Record<string, unknown>[], writers: ColumnWriter[] = schema.fields.map((f) => columnWriter(f.type))): Uint8Array {
   for (const row of rows) schema.fields.forEach((f, i) => writers[i]!.add(row[f.name] ?? null));
   const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: writers.map((w) => w.finish()) }));
-  const table = tableFromIPC(tableToIPC(new Table([batch]), "stream"));
+  return tableToIPC(new Table([batch]), "stream");
+}
+
+function roundTrip(rows: Record<string, unknown>[], writers?: ColumnWriter[]): Record<string, unknown>[] {
+  return read(ipc(rows, writers));
+}
+
+function read(bytes: Uint8Array): Record<string, unknown>[] {
+  const table = tableFromIPC(bytes);
   return table.toArray().map((r) => {
     const o = r!.toJSON() as Record<string, unknown>;
     const calls = o.calls as { toArray(): ({ toJSON(): unknown } | null)[] } | null;
@@ -43,5 +51,55 @@ describe("columnWriter", () => {
     writer.add("a");
     expect(writer.finish().nullBitmap?.length ?? 0).toBe(0);
     expect(roundTrip([])).toEqual([]);
+  });
+
+  it("writers reset after a batch write the next one as fresh writers do, the first batch's bytes untouched", () => {
+    const first = Array.from({ length: 9 }, (_, i) => ({ text: i === 2 ? null : `a${i}`.repeat(50), n: i, x: i === 4 ? null : i, calls: i === 1 ? null : [{ id: `c${i}`, args: null }] }));
+    const second = Array.from({ length: 5 }, (_, i) => ({ text: `b${i}`, n: i === 0 ? null : -i, x: 1 / (i + 1), calls: [] }));
+    const writers = schema.fields.map((f) => columnWriter(f.type));
+    const one = ipc(first, writers);
+    const oneCopy = Uint8Array.from(one);
+    for (const w of writers) w.reset();
+    expect(roundTrip(second, writers)).toEqual(second);
+    expect(Buffer.from(one).equals(Buffer.from(oneCopy))).toBe(true);
+    expect(read(one)).toEqual(first);
+  });
+});
+
+describe("ArrowBatchBuilder", () => {
+  it("a batch's message stays as it was while the next batch is made in the same buffers", () => {
+    const row = (k: number, text: string) => ({
+      messages: [
+        { role: "user" as const, content: text, tool_calls: null, tool_call_id: null, name: null },
+        { role: "assistant" as const, content: null, tool_calls: [{ id: `c${k}`, type: "function" as const, function: { name: "f", arguments: "{}" } }], tool_call_id: null, name: null },
+      ],
+      tools: null,
+      id: String(k).padStart(24, "0"),
+      task_id: `t${k}`,
+      suite: "mab-v1",
+      type: "task1",
+      branch: k % 2 ? null : "found",
+      kind: "query" as const,
+      patient: `S${k}`,
+      reward: 1,
+      partial_credit: null,
+      status: "completed",
+      protocol: "text" as const,
+      model: "m",
+      rounds: k,
+      sample: 0,
+      prompt_tokens: k,
+      completion_tokens: 1,
+    });
+    const build = (rows: ReturnType<typeof row>[]) => {
+      const b = new ArrowBatchBuilder();
+      rows.forEach((r) => b.add(r));
+      return b.finish();
+    };
+    const first = build([row(1, "x".repeat(5000)), row(2, "é")]);
+    const firstCopy = Uint8Array.from(first);
+    const second = build([row(3, "y".repeat(9000))]);
+    expect(Buffer.from(first).equals(Buffer.from(firstCopy))).toBe(true);
+    expect(Buffer.from(second).equals(Buffer.from(first))).toBe(false);
   });
 });
