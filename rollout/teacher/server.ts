@@ -9,6 +9,7 @@ import { Rng } from "../../env/ehr/prng.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
+import { WorkQueue } from "./work-queue.ts";
 
 export const DEFAULT_MODEL = "ehrgym-stand-in";
 export const OWNED_BY = "ehrgym stand-in (a scripted expert with seeded mistakes; not a model)";
@@ -20,6 +21,8 @@ export const TeacherServerOptions = z.object({
   models: z.array(z.string().min(1)).min(1).default([DEFAULT_MODEL]),
   errorRate: z.number().min(0).max(1).default(0.35),
   seed: z.number().int().min(0).max(2 ** 32 - 1).default(0),
+  /** Time from a request's arrival to its reply, the stand-in's own work included (what a client
+   *  measures of an endpoint). */
   latencyMs: z.number().min(0).max(600_000).default(0),
   /** Each reply's delay is latencyMs plus a seeded uniform draw in [-jitter, +jitter]: a real endpoint's
    *  latency varies, and a fixed one keeps concurrent episodes in lockstep waves. */
@@ -77,9 +80,10 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     timers.add(t);
   };
 
-  const send = (res: ServerResponse, requestId: string, s: Send, delayMs: number) => {
+  /** Sends `s` at `due` (performance.now() time; at once when that has passed). */
+  const send = (res: ServerResponse, requestId: string, s: Send, due: number) => {
     const text = JSON.stringify(s.body);
-    later(delayMs, () => {
+    later(due - performance.now(), () => {
       if (res.destroyed) return;
       res.writeHead(s.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-request-id": requestId, ...s.headers });
       res.end(text);
@@ -99,7 +103,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     }
   };
 
-  const chat = (req: IncomingMessage, raw: Buffer, res: ServerResponse, requestId: string) => {
+  const chat = (req: IncomingMessage, raw: Buffer, res: ServerResponse, requestId: string, arrived: number) => {
     const idempotency = req.headers["idempotency-key"];
     const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
     const body = completions.read(raw, again.key);
@@ -116,7 +120,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       return;
     }
     const reply = fault ? injected(fault, conversation, again) : { status: 200, body: completions.complete(conversation, again) };
-    send(res, requestId, reply, delay() + (fault === "slow" ? o.slowMs : 0));
+    send(res, requestId, reply, arrived + delay() + (fault === "slow" ? o.slowMs : 0));
   };
 
   const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, again: Again): Send => {
@@ -155,7 +159,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     }
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer | null) => {
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer | null, arrived: number) => {
     const requestId = `req_${textDigest(`${o.seed}:${requests++}`).slice(0, 24)}`;
     try {
       if (raw === null) throw new ApiError(413, `request body larger than ${o.maxBodyBytes} bytes`, "invalid_request_error", "request_too_large");
@@ -163,25 +167,27 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       if (path === "/v1/models" || path.startsWith("/v1/models/")) {
         if (req.method !== "GET") throw new ApiError(405, `${req.method} ${path}: use GET`, "invalid_request_error", "method_not_allowed");
         authorise(req);
-        if (path === "/v1/models") return send(res, requestId, { status: 200, body: models() }, 0);
+        if (path === "/v1/models") return send(res, requestId, { status: 200, body: models() }, arrived);
         const id = decodeURIComponent(path.slice("/v1/models/".length));
         const model = models().data.find((m) => m.id === id);
         if (!model) throw new ApiError(404, `The model \`${id}\` does not exist: this ehrgym stand-in serves ${o.models.join(", ")}`, "invalid_request_error", "model_not_found", "model");
-        return send(res, requestId, { status: 200, body: model }, 0);
+        return send(res, requestId, { status: 200, body: model }, arrived);
       }
       if (path === "/v1/chat/completions") {
         if (req.method !== "POST") throw new ApiError(405, `${req.method} ${path}: use POST`, "invalid_request_error", "method_not_allowed");
         authorise(req);
-        return chat(req, raw, res, requestId);
+        return chat(req, raw, res, requestId, arrived);
       }
       throw new ApiError(404, `no route ${req.method} ${path}: the ehrgym stand-in serves GET /v1/models and POST /v1/chat/completions`, "invalid_request_error", "not_found");
     } catch (e) {
       const err = e instanceof ApiError ? e : new ApiError(500, `ehrgym stand-in internal error: ${e instanceof Error ? e.message : String(e)}`, "server_error", null);
-      send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, delay());
+      send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, arrived + delay());
     }
   };
 
+  const work = new WorkQueue();
   const server = createServer((req, res) => {
+    const arrived = performance.now();
     const chunks: Buffer[] = [];
     let size = 0;
     let tooBig = false;
@@ -190,7 +196,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       if (size > o.maxBodyBytes) tooBig = true;
       else chunks.push(chunk);
     });
-    req.on("end", () => handle(req, res, tooBig ? null : Buffer.concat(chunks)));
+    req.on("end", () => work.push(() => handle(req, res, tooBig ? null : Buffer.concat(chunks), arrived)));
     req.on("error", () => res.destroy());
   });
   server.keepAliveTimeout = 30_000;

@@ -98,7 +98,7 @@ export function registerTeacher(program: Command): void {
     .option("--model <name>", `model name it answers to (repeatable; default ${DEFAULT_MODEL})`, collect)
     .option("--error-rate <p>", "fraction of episodes that go wrong", "0.35")
     .option("--seed <n>", "seed of the mistakes and faults", "0")
-    .option("--latency-ms <ms>", "delay every reply by this much", "0")
+    .option("--latency-ms <ms>", "time from each request's arrival to its reply (the stand-in's own work included)", "0")
     .option("--latency-jitter-ms <ms>", "vary each reply's delay by up to this much either way (seeded, uniform)", "0")
     .option("--faults <spec>", "injected faults, kind:probability,... (429, 500, reset, slow, empty, nochoices, badargs, context)", "")
     .option("--slow-ms <ms>", "how long a `slow` fault holds its reply", "30000")
