@@ -5,7 +5,8 @@ import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/pr
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import { jsonPiecesWithMessages, utf8Of } from "../env/core/index.ts";
+import { jsonPiecesAroundMessages, jsonPiecesWithMessages, utf8Of } from "../env/core/index.ts";
+import { takeSentMessages } from "./row-bytes.ts";
 import { EpisodeRow } from "./row.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
@@ -150,20 +151,34 @@ export async function removeRows(path: string, drop: (row: Record<string, unknow
  * Appends rows one `write` per line, in call order. A row's transcript is encoded message by message
  * (FHIR replies from the environment's cached escaped texts, see messageJsonPieces) into the line's
  * bytes: one JSON.stringify of a ~100 KB row would flatten every reply in the row in place (memory
- * the row then keeps) and make the line a fresh large string, twice (text, then bytes).
+ * the row then keeps) and make the line a fresh large string, twice (text, then bytes). Messages a
+ * request body sent already (row-bytes.ts) are written from its bytes, not encoded again.
  */
 export class JsonlAppender {
   private chain: Promise<void> = Promise.resolve();
   private handle: Promise<FileHandle> | undefined;
   constructor(private readonly path: string) {}
   append(row: unknown): Promise<void> {
-    const pieces = jsonPiecesWithMessages(row, "messages", false) ?? [JSON.stringify(row)];
-    pieces.push("\n");
-    const line = utf8Of(pieces);
+    const sent = row !== null && typeof row === "object" ? takeSentMessages(row) : undefined;
+    const around = sent && jsonPiecesAroundMessages(row, "messages", sent.count, false);
+    let line: Uint8Array[];
+    if (sent && around) {
+      around.after.push("\n");
+      line = [utf8Of(around.before), sent.bytes, utf8Of(around.after)];
+    } else {
+      sent?.done();
+      const pieces = jsonPiecesWithMessages(row, "messages", false) ?? [JSON.stringify(row)];
+      pieces.push("\n");
+      line = [utf8Of(pieces)];
+    }
     this.handle ??= open(this.path, "a");
     const handle = this.handle;
     this.chain = this.chain.then(async () => {
-      await (await handle).write(line);
+      try {
+        await (await handle).writev(line);
+      } finally {
+        if (around) sent?.done();
+      }
     });
     return this.chain;
   }

@@ -75,17 +75,32 @@ export function messageJsonPieces(message: Message, out: string[] = [], joinPage
  * messageJsonPieces; undefined for any other value.
  */
 export function jsonPiecesWithMessages(value: unknown, key: string, joinPages = true): string[] | undefined {
+  const around = jsonPiecesAroundMessages(value, key, 0, joinPages);
+  if (around === undefined) return undefined;
+  for (const piece of around.after) around.before.push(piece);
+  return around.before;
+}
+
+/**
+ * jsonPiecesWithMessages with the first `skip` messages left out: `before` ends with the list's `[`
+ * and `after` starts where the JSON of messages[0..skip), joined by commas, would end (a `,` when
+ * more messages follow it). For a writer that has those messages' bytes already (the request body
+ * that sent them). Undefined for a value jsonPiecesWithMessages would not take, or fewer messages.
+ */
+export function jsonPiecesAroundMessages(value: unknown, key: string, skip: number, joinPages = true): { before: string[]; after: string[] } | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value) || "toJSON" in value) return undefined;
   const record = value as Record<string, unknown>;
-  if (!Array.isArray(record[key])) return undefined;
-  const pieces: string[] = [];
+  if (!Array.isArray(record[key]) || (record[key] as unknown[]).length < skip) return undefined;
+  const before: string[] = [];
+  let pieces = before;
   let sep = "{";
   for (const name of Object.keys(record)) {
     const v = record[name];
     if (name === key) {
       pieces.push(`${sep}${JSON.stringify(key)}:[`);
+      pieces = [];
       const messages = v as unknown[];
-      for (let i = 0; i < messages.length; i++) {
+      for (let i = skip; i < messages.length; i++) {
         if (i > 0) pieces.push(",");
         const m = messages[i];
         if (m !== null && typeof m === "object" && !Array.isArray(m) && !("toJSON" in m)) messageJsonPieces(m as Message, pieces, joinPages);
@@ -100,7 +115,20 @@ export function jsonPiecesWithMessages(value: unknown, key: string, joinPages = 
     sep = ",";
   }
   pieces.push(sep === "{" ? "{}" : "}");
-  return pieces;
+  return { before, after: pieces };
+}
+
+/** Whether JSON.stringify(a) === JSON.stringify(b), without flattening long contents that are the same FHIR reply noted twice (noteContentParts). */
+export function sameMessageJson(a: Message, b: Message): boolean {
+  if (a === b) return true;
+  if (typeof a.content !== typeof b.content) return false;
+  if (JSON.stringify({ ...a, content: "" }) !== JSON.stringify({ ...b, content: "" })) return false;
+  if (a.content === null) return true;
+  // Two FHIR replies built apart are two ropes: comparing them would flatten both (copies as long as the reply).
+  const pa = noted(a);
+  const pb = noted(b);
+  if (pa !== undefined && pb !== undefined && pa.bundle === pb.bundle && pa.before === pb.before && pa.after === pb.after) return true;
+  return a.content === b.content;
 }
 
 /** Total UTF-8 bytes of `pieces`. */

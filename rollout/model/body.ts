@@ -10,6 +10,7 @@
 // stringified on its own. Body buffers go back to a pool when an
 // episode ends: fresh memory for every episode's ~0.5 MB of body costs page faults on every write.
 import { messageJsonPieces, type Message } from "../../env/core/index.ts";
+import type { SentMessages } from "../row-bytes.ts";
 
 interface Conversation {
   tools: readonly unknown[] | undefined;
@@ -19,6 +20,8 @@ interface Conversation {
   /** `{...fields,"messages":[m0,m1,...` (the closing `]}` is written after it for each body). */
   bytes: Buffer;
   length: number;
+  /** Where m0 starts. */
+  start: number;
   /** How far into `bytes` any conversation has written (pages touched, so resident). */
   touched: number;
 }
@@ -54,8 +57,9 @@ export class ChatBodies {
       if (c) this.recycle(c);
       const { messages: _m, tools: _t, ...fields } = this.fields;
       const head = JSON.stringify({ ...fields, ...(tools ? { tools } : {}) });
-      c = { tools, count: 0, last: undefined, length: 0, ...this.take(FIRST_BUFFER) };
+      c = { tools, count: 0, last: undefined, length: 0, start: 0, ...this.take(FIRST_BUFFER) };
       this.append(c, `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"messages":[`);
+      c.start = c.length;
       this.conversations.set(messages, c);
     }
     for (; c.count < messages.length; c.count++) this.appendMessage(c, messages[c.count]!, c.count > 0);
@@ -71,6 +75,28 @@ export class ChatBodies {
     if (!c) return;
     this.conversations.delete(messages);
     this.recycle(c);
+  }
+
+  /**
+   * As release, but first hands over the JSON of the messages sent, `m0,m1,...` (exactly
+   * JSON.stringify of each, joined by commas), to write elsewhere (the episode's row) without encoding
+   * them again. The bytes stay valid until `done()`, which gives the buffer back for reuse; a holder
+   * that never calls it only keeps the buffer from the pool.
+   */
+  detach(messages: readonly Message[]): SentMessages | undefined {
+    const c = this.conversations.get(messages);
+    if (!c) return undefined;
+    this.conversations.delete(messages);
+    let done = false;
+    return {
+      count: c.count,
+      bytes: c.bytes.subarray(c.start, c.length),
+      done: () => {
+        if (done) return;
+        done = true;
+        this.recycle(c);
+      },
+    };
   }
 
   /** The conversation ended on a failed request: the socket may still hold its bytes, so they are not reused. */

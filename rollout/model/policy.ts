@@ -151,6 +151,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
     info,
     stats,
     release: (messages) => bodies.release(messages),
+    detach: (messages) => bodies.detach(messages),
     async act(input): Promise<PolicyStep> {
       const { completion, attempts, latencyMs, requestId } = await call(input).catch((err: unknown) => {
         bodies.discard(input.messages);

@@ -93,3 +93,48 @@ describe("chat body buffers", () => {
     expect(parse(bodies.encode(other))).toEqual({ model: "m", messages: other });
   });
 });
+
+describe("a conversation's sent messages handed over (detach)", () => {
+  it("are exactly the messages' JSON joined by commas, and stay so while later conversations reuse other buffers", () => {
+    fc.assert(
+      fc.property(fc.array(message, { minLength: 1, maxLength: 6 }), fc.array(message, { minLength: 1, maxLength: 4 }), (mine, theirs) => {
+        const bodies = new ChatBodies({ model: "m" });
+        const conversation = mine as Message[];
+        bodies.encode(conversation);
+        const sent = bodies.detach(conversation)!;
+        expect(sent.count).toBe(conversation.length);
+        const expected = Buffer.from(conversation.map((m) => JSON.stringify(m)).join(","));
+        // Another conversation encoded while the bytes are held must not write over them.
+        const other = theirs as Message[];
+        bodies.encode(other);
+        bodies.release(other);
+        bodies.encode([...other]);
+        expect(Buffer.from(sent.bytes).equals(expected)).toBe(true);
+        sent.done();
+        sent.done(); // twice is once
+        expect(bodies.detach(conversation)).toBeUndefined();
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("once given back, the buffer serves the next conversation", () => {
+    const bodies = new ChatBodies({ model: "m" });
+    const first: Message[] = [{ role: "user", content: "x".repeat(300_000) }];
+    const held = bodies.encode(first);
+    const sent = bodies.detach(first)!;
+    sent.done();
+    const next: Message[] = [{ role: "user", content: "y" }];
+    const body = bodies.encode(next);
+    expect(body.buffer).toBe(held.buffer);
+    expect(parse(body)).toEqual({ model: "m", messages: next });
+  });
+
+  it("a conversation whose last request failed (discarded) has nothing to hand over", () => {
+    const bodies = new ChatBodies({ model: "m" });
+    const conversation: Message[] = [{ role: "user", content: "q" }];
+    bodies.encode(conversation);
+    bodies.discard(conversation);
+    expect(bodies.detach(conversation)).toBeUndefined();
+  });
+});

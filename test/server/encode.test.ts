@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import msgpack from "msgpack-lite";
 import { describe, expect, it } from "vitest";
-import { EmbeddedBackend, EnvConfig, jsonPiecesWithMessages, MedAgentEnv, messageJsonPieces, utf8Of, type Message } from "../../env/core/index.ts";
+import { EmbeddedBackend, EnvConfig, jsonPiecesAroundMessages, jsonPiecesWithMessages, MedAgentEnv, messageJsonPieces, sameMessageJson, utf8Of, type Message } from "../../env/core/index.ts";
 import { createStoreBuilder, ESCAPE_SLICE, FhirService } from "../../env/fhir/index.ts";
 import { encodeJson, encodeMsgpack } from "../../env/server/codec.ts";
 import { API_BASE, lab, patient, solGrader, task } from "../core/fixtures.ts";
@@ -124,6 +124,49 @@ describe("server JSON encoder", () => {
     for (const joinPages of [true, false]) {
       const row = { task_id: "enc-history", reward: 1, messages, tools: undefined, policy: { kind: "expert" } };
       expect(jsonPiecesWithMessages(row, "messages", joinPages)!.join("")).toBe(JSON.stringify(row));
+    }
+  });
+
+  it("writes a row around messages it is given as JSON already, and tells which messages serialize alike", async () => {
+    const env = envFor(TRICKY);
+    const reset = await env.reset({ task: task("enc-around", "S2000000", ["S2000000"]) });
+    const conversation: Message[] = [...reset.observation];
+    for (const turn of [`GET ${API_BASE}Patient?_count=50`, `GET ${API_BASE}Observation?patient=S2000006`, "FINISH([1])"]) {
+      conversation.push({ role: "assistant", content: turn });
+      conversation.push(...(await env.step(turn)).observation);
+    }
+    const { messages } = env.record();
+    expect(messages.length).toBe(conversation.length);
+    // The history and the caller's observations are different objects, the FHIR replies noted on both.
+    for (let i = 0; i < messages.length; i++) {
+      expect(messages[i]).not.toBe(conversation[i]);
+      expect(sameMessageJson(messages[i]!, conversation[i]!)).toBe(true);
+    }
+    const row = { task_id: "enc-around", messages, policy: { kind: "openai" }, n: 2 };
+    for (let skip = 0; skip <= messages.length; skip++) {
+      const { before, after } = jsonPiecesAroundMessages(row, "messages", skip, false)!;
+      const sent = messages.slice(0, skip).map((m) => JSON.stringify(m)).join(",");
+      expect(before.join("") + sent + after.join("")).toBe(JSON.stringify(row));
+    }
+    expect(jsonPiecesAroundMessages(row, "messages", messages.length + 1)).toBeUndefined();
+    expect(jsonPiecesAroundMessages({ other: [] }, "messages", 0)).toBeUndefined();
+  });
+
+  it("sameMessageJson is JSON.stringify equality", () => {
+    const long = "z".repeat(20_000);
+    const pairs: [Message, Message, boolean][] = [
+      [{ role: "assistant", content: "a" }, { role: "assistant", content: "a" }, true],
+      [{ role: "assistant", content: null }, { role: "assistant", content: "" }, false],
+      [{ role: "assistant", content: "a" }, { role: "user", content: "a" }, false],
+      [{ role: "user", content: long }, { role: "user", content: `${long.slice(0, -1)}y` }, false],
+      [{ role: "user", content: long }, { role: "user", content: `${long.slice(0, 10)}${long.slice(10)}` }, true],
+      [{ role: "tool", content: "r", tool_call_id: "c1" }, { role: "tool", content: "r", tool_call_id: "c2" }, false],
+      [{ role: "assistant", content: "x", tool_calls: [] } as Message, { role: "assistant", content: "x" }, false],
+      [{ content: "x", role: "assistant" } as Message, { role: "assistant", content: "x" }, false],
+    ];
+    for (const [a, b, same] of pairs) {
+      expect(JSON.stringify(a) === JSON.stringify(b)).toBe(same);
+      expect(sameMessageJson(a, b)).toBe(same);
     }
   });
 
