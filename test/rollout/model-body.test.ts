@@ -138,3 +138,19 @@ describe("a conversation's sent messages handed over (detach)", () => {
     expect(bodies.detach(conversation)).toBeUndefined();
   });
 });
+
+describe("chat bodies past their first buffer", () => {
+  it("a conversation that outgrows its buffer (and the next size) keeps every body whole, then hands over all its messages", () => {
+    const bodies = new ChatBodies({ model: "m" });
+    const conversation: Message[] = [{ role: "user", content: "prompt" }];
+    // 3 MB, then 6 MB, then 12 MB of content: grows from the first buffer to a bigger one, twice.
+    for (const [i, size] of [3, 6, 12].entries()) {
+      conversation.push({ role: "assistant", content: `GET ${i}` });
+      conversation.push({ role: "user", content: `${i}\n"${"é".repeat(1000)}${"r".repeat(size << 20)}` });
+      expect(parse(bodies.encode(conversation))).toEqual({ model: "m", messages: conversation });
+    }
+    const sent = bodies.detach(conversation)!;
+    expect(Buffer.from(sent.bytes).toString("utf8")).toBe(conversation.map((m) => JSON.stringify(m)).join(","));
+    sent.done();
+  });
+});
