@@ -6,6 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
@@ -43,6 +45,15 @@ function processCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** After a full GC: live JS objects, and the resident set (which counts only the pages of request-body
+ *  buffers that were written, where ArrayBuffer sizes count their whole address space). */
+function liveMemory(): { heap: number; rss: number } {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed, rss: m.rss };
 }
 
 function items(tasks: Task[], n: number): RunItem[] {
@@ -90,13 +101,12 @@ export async function run(): Promise<void> {
       const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x" });
       // The stand-in is a fresh process: warm it (its JIT, its caches) before measuring, as part 1 does.
       await runEpisodes({ makeEnv, policy, items: items(tasks, concurrency * 2), protocol: "text", maxRounds: 8, concurrency, progress: false, out: join(dir, "latency-warm-up.jsonl") });
-      global.gc?.();
-      const heap0 = process.memoryUsage().heapUsed;
+      // At rest: no episode in flight, the body buffer pool filled by the warm-up.
+      const rest = liveMemory();
+      let inFlight: { heap: number; rss: number } | undefined;
       const cpu0 = process.cpuUsage();
       const standIn0 = processCpuMs(child.pid);
       const requests0 = policy.stats.requests;
-      let peakHeap = heap0;
-      const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 50);
       // Steady state: from 1 s in until the last keys are handed out (then fewer than `concurrency` stay in flight).
       const total = concurrency * 6;
       const t0 = performance.now();
@@ -109,11 +119,13 @@ export async function run(): Promise<void> {
       await runEpisodes({
         makeEnv, policy, items: items(tasks, total), protocol: "text", maxRounds: 8, concurrency, progress: false, out: join(dir, "latency.jsonl"),
         onRow: () => {
-          if (++done === total - concurrency) end = { t: performance.now(), n: policy.stats.requests };
+          if (++done !== total - concurrency) return;
+          end = { t: performance.now(), n: policy.stats.requests };
+          // The last keys are handed out: `concurrency` episodes in flight (the GC pause falls after the window).
+          inFlight = liveMemory();
         },
       });
       clearInterval(window);
-      clearInterval(sampler);
       const cpu = process.cpuUsage(cpu0);
       const standIn1 = processCpuMs(child.pid);
       const requests = policy.stats.requests - requests0;
@@ -130,7 +142,11 @@ export async function run(): Promise<void> {
       });
       report({ name: `rollout runner CPU per model turn (same run)`, value: (cpu.user + cpu.system) / 1000 / requests, unit: "ms" });
       if (standIn0 !== undefined && standIn1 !== undefined) report({ name: "stand-in CPU per request (same run, same 2 cores)", value: (standIn1 - standIn0) / requests, unit: "ms" });
-      report({ name: "memory per in-flight episode (peak heap growth / concurrency)", value: (peakHeap - heap0) / concurrency / 1024, unit: "KB" });
+      if (inFlight !== undefined) {
+        const per = (bytes: number) => bytes / concurrency / 1024;
+        report({ name: `memory per in-flight episode: live JS heap after a full GC, ${concurrency} in flight vs none, / ${concurrency}`, value: per(inFlight.heap - rest.heap), unit: "KB" });
+        report({ name: "memory per in-flight episode: resident set, same moments (request-body buffers included)", value: per(inFlight.rss - rest.rss), unit: "KB" });
+      }
     } finally {
       child.kill();
     }
