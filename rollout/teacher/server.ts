@@ -71,7 +71,9 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
   const timers = new Set<NodeJS.Timeout>();
   let requests = 0;
 
+  let closed = false;
   const later = (ms: number, f: () => void) => {
+    if (closed) return;
     if (ms <= 0) return f();
     const t = setTimeout(() => {
       timers.delete(t);
@@ -196,7 +198,8 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       if (size > o.maxBodyBytes) tooBig = true;
       else chunks.push(chunk);
     });
-    req.on("end", () => work.push(() => handle(req, res, tooBig ? null : Buffer.concat(chunks), arrived)));
+    // Bodies still queued when the server closes are dropped with their sockets.
+    req.on("end", () => work.push(() => closed || handle(req, res, tooBig ? null : Buffer.concat(chunks), arrived)));
     req.on("error", () => res.destroy());
   });
   server.keepAliveTimeout = 30_000;
@@ -220,6 +223,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     models: o.models,
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
         for (const t of timers) clearTimeout(t);
         timers.clear();
         server.close(() => resolve());
