@@ -75,10 +75,8 @@ export function messageJsonPieces(message: Message, out: string[] = [], joinPage
  * messageJsonPieces; undefined for any other value.
  */
 export function jsonPiecesWithMessages(value: unknown, key: string, joinPages = true): string[] | undefined {
-  const around = jsonPiecesAroundMessages(value, key, 0, joinPages);
-  if (around === undefined) return undefined;
-  for (const piece of around.after) around.before.push(piece);
-  return around.before;
+  const pieces: string[] = [];
+  return writeJsonPieces(value, key, 0, joinPages, pieces, pieces) ? pieces : undefined;
 }
 
 /**
@@ -88,17 +86,23 @@ export function jsonPiecesWithMessages(value: unknown, key: string, joinPages = 
  * that sent them). Undefined for a value jsonPiecesWithMessages would not take, or fewer messages.
  */
 export function jsonPiecesAroundMessages(value: unknown, key: string, skip: number, joinPages = true): { before: string[]; after: string[] } | undefined {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || "toJSON" in value) return undefined;
-  const record = value as Record<string, unknown>;
-  if (!Array.isArray(record[key]) || (record[key] as unknown[]).length < skip) return undefined;
   const before: string[] = [];
+  const after: string[] = [];
+  return writeJsonPieces(value, key, skip, joinPages, before, after) ? { before, after } : undefined;
+}
+
+/** The pieces up to the list's `[` go to `before`, the rest (messages from `skip` on) to `after` (the same array for one list); false for a value not taken. */
+function writeJsonPieces(value: unknown, key: string, skip: number, joinPages: boolean, before: string[], after: string[]): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || "toJSON" in value) return false;
+  const record = value as Record<string, unknown>;
+  if (!Array.isArray(record[key]) || (record[key] as unknown[]).length < skip) return false;
   let pieces = before;
   let sep = "{";
   for (const name of Object.keys(record)) {
     const v = record[name];
     if (name === key) {
       pieces.push(`${sep}${JSON.stringify(key)}:[`);
-      pieces = [];
+      pieces = after;
       const messages = v as unknown[];
       for (let i = skip; i < messages.length; i++) {
         if (i > 0) pieces.push(",");
@@ -115,7 +119,7 @@ export function jsonPiecesAroundMessages(value: unknown, key: string, skip: numb
     sep = ",";
   }
   pieces.push(sep === "{" ? "{}" : "}");
-  return { before, after: pieces };
+  return true;
 }
 
 /** Whether JSON.stringify(a) === JSON.stringify(b), without flattening long contents that are the same FHIR reply noted twice (noteContentParts). */

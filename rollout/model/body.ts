@@ -76,10 +76,7 @@ export class ChatBodies {
 
   /** The conversation is over and its last body was answered (so read whole): its buffer goes back for reuse. */
   release(messages: readonly Message[]): void {
-    const c = this.conversations.get(messages);
-    if (!c) return;
-    this.conversations.delete(messages);
-    this.recycle(c);
+    this.detach(messages)?.done();
   }
 
   /**
