@@ -1,10 +1,14 @@
 // Reads chat request bodies, parsing only what is new. Each request of an episode resends the whole
 // conversation (FHIR bundles make it ~100 KB and growing), so the reader keeps an episode's last body:
 // when the next body repeats its bytes up to the end of its messages, and repeats its bytes after them,
-// only the messages in between are parsed, validated and digested. Any other body is read in full.
+// only the messages in between are parsed, validated and digested, long contents among them kept in
+// parts (long-content.ts: a FHIR reply of several MB is never made one string). Any other body is read
+// in full.
 import type { Message } from "../../env/core/index.ts";
+import { LONG_MESSAGE, LongText, parseMessageBytes } from "../long-text.ts";
 import { messageDigest } from "./digest.ts";
 import { arraySpan } from "./json-span.ts";
+import { setLongContent } from "./long-content.ts";
 import { Lru } from "./lru.ts";
 import { invalidRequest, MessageIn, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
 
@@ -65,6 +69,27 @@ export class BodyReader {
   }
 }
 
+const MESSAGE = Buffer.from('{"role":"');
+
+/**
+ * JSON.parse of the array raw[open..close] (the added messages), long contents as LongText: when it
+ * is long, it is cut where its messages start (`{"role":"` only starts an object: inside a string that
+ * quote would be escaped) and each is parsed alone, so every piece is checked by JSON.parse and the
+ * pieces, joined by the commas between them, are the array. Any other shape is parsed whole.
+ */
+function parseAdded(raw: Buffer, open: number, close: number): unknown {
+  if (close - open > LONG_MESSAGE && raw.indexOf(MESSAGE, open + 1) === open + 1) {
+    const starts = [open + 1];
+    for (let p = raw.indexOf(MESSAGE, open + 2); p !== -1 && p < close; p = raw.indexOf(MESSAGE, p + 1)) if (raw[p - 1] === 0x2c) starts.push(p);
+    try {
+      return starts.map((a, i) => parseMessageBytes(raw, a, i + 1 < starts.length ? starts[i + 1]! - 1 : close));
+    } catch {
+      // a `{"role":"` that was not a message's start: parsed whole
+    }
+  }
+  return JSON.parse(raw.toString("utf8", open, close + 1));
+}
+
 function readFull(raw: Buffer): Body {
   let json: unknown;
   try {
@@ -95,15 +120,29 @@ function extend(before: Kept, raw: Buffer): Kept | undefined {
   let added: unknown;
   raw[before.close] = 0x5b;
   try {
-    added = JSON.parse(raw.toString("utf8", before.close, close + 1));
+    added = parseAdded(raw, before.close, close);
   } catch {
     return undefined;
   } finally {
     raw[before.close] = 0x2c;
   }
+  // Long contents are taken out for the schema (to which they are strings) and put back as parts.
+  const longs = new Map<number, LongText>();
+  if (Array.isArray(added)) {
+    added.forEach((m: { content?: unknown } | null, i) => {
+      if (m?.content instanceof LongText) {
+        longs.set(i, m.content);
+        m.content = "";
+      }
+    });
+  }
   const parsed = MessagesIn.safeParse(added);
   if (!parsed.success) return undefined;
   const messages = parsed.data.map(toMessage);
+  for (const [i, text] of longs) {
+    setLongContent(parsed.data[i]!, text);
+    setLongContent(messages[i]!, text);
+  }
   const b = before.body;
   const body: Body = {
     ...b,

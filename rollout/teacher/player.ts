@@ -13,6 +13,7 @@ import { ExpertError, nextRequests, planFor, taskMrn, taskNow, type Reply, type 
 import { apiBaseFromPrompt, parseTextReply, renderText } from "../expert/text.ts";
 import { parseToolReply, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
+import { longContent } from "./long-content.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
 export interface EpisodeState {
@@ -74,7 +75,7 @@ const parsed: Record<Protocol, WeakMap<Message, Reply>> = { text: new WeakMap(),
 function parseReply(m: Message, protocol: Protocol): Reply {
   let reply = parsed[protocol].get(m);
   if (reply === undefined) {
-    reply = (protocol === "text" ? parseTextReply : parseToolReply)(m.content ?? "");
+    reply = (protocol === "text" ? parseTextReply : parseToolReply)(longContent(m) ?? m.content ?? "");
     parsed[protocol].set(m, reply);
   }
   return reply;

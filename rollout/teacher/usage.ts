@@ -1,7 +1,9 @@
 // `usage` as a real tokenizer counts it (gpt-tokenizer, o200k_base): the text of each message plus the
 // names and arguments of its tool calls. Message formatting tokens and the tools list are not counted.
 import type { Message } from "../../env/core/index.ts";
+import type { LongText } from "../long-text.ts";
 import { textDigest } from "./digest.ts";
+import { longContent } from "./long-content.ts";
 import { Lru } from "./lru.ts";
 
 // The tokenizer's module builds its BPE ranks when loaded (~0.5 s): loaded by the stand-in when it
@@ -38,16 +40,23 @@ export function cutPoints(text: string): number[] {
 
 /** The first cut point (see cutPoints) after `from`, or -1. */
 export function nextCut(text: string, from: number): number {
-  let i = text.indexOf("\n", from);
-  while (i >= 0 && i + 1 < text.length) {
-    let j = i + 1;
-    let c = text.charCodeAt(j);
-    while (c === 32 || c === 9) c = text.charCodeAt(++j);
-    // Not the end, not another line break or other whitespace, not a "/" right after the newline.
-    if (j < text.length && c !== 10 && c !== 13 && !isSpace(c) && !(j === i + 1 && c === 47)) return i + 1;
-    i = text.indexOf("\n", i + 1);
-  }
+  for (let i = text.indexOf("\n", from); i >= 0 && i + 1 < text.length; i = text.indexOf("\n", i + 1)) if (cutsAfter(text, i)) return i + 1;
   return -1;
+}
+
+/** The last cut point of the text, or -1. */
+function lastCut(text: string): number {
+  for (let i = text.lastIndexOf("\n"); i >= 0; i = i > 0 ? text.lastIndexOf("\n", i - 1) : -1) if (cutsAfter(text, i)) return i + 1;
+  return -1;
+}
+
+/** Whether the newline at `i` is followed by a cut point (decided by what follows it in `text`). */
+function cutsAfter(text: string, i: number): boolean {
+  let j = i + 1;
+  let c = text.charCodeAt(j);
+  while (c === 32 || c === 9) c = text.charCodeAt(++j);
+  // Not the end, not another line break or other whitespace, not a "/" right after the newline.
+  return j < text.length && c !== 10 && c !== 13 && !isSpace(c) && !(j === i + 1 && c === 47);
 }
 
 const isSpace = (c: number) => (c >= 9 && c <= 13) || c === 32 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
@@ -57,6 +66,8 @@ const HEAD = 256;
 const MIN_TAIL = 4096;
 /** Tails keep the texts they were cut from alive (about one FHIR reply each, ~100 KB: ~100 MB at most). */
 const MAX_TAILS = 1024;
+/** Pieces of long texts (~32 KB each) remembered: ~64 MB at most. */
+const MAX_SEGMENTS = 2048;
 
 /**
  * Counts long texts chunk by chunk, remembering each chunk's count by its digest. Chunks end at cut
@@ -66,6 +77,7 @@ const MAX_TAILS = 1024;
 export class TextTokens {
   private readonly chunks = new Lru<string, number>(100_000);
   private readonly tails = new Lru<string, number>(MAX_TAILS);
+  private readonly segments = new Lru<string, number>(MAX_SEGMENTS);
 
   /**
    * Long texts are counted as a head up to the first cut point after HEAD characters plus a tail
@@ -84,6 +96,42 @@ export class TextTokens {
       this.tails.set(tail, n);
     }
     return this.chunked(text.slice(0, cut)) + n;
+  }
+
+  /**
+   * count(long.text()) without joining it: the text is cut at the last cut point of each part (with
+   * what was left of the part before), and the rest after the first piece is counted chunk by chunk.
+   */
+  countLong(long: LongText): number {
+    let n = 0;
+    let carry = "";
+    let first = true;
+    for (const part of long.parts) {
+      const text = carry + part;
+      const cut = lastCut(text);
+      if (cut < 0) {
+        carry = text;
+        continue;
+      }
+      n += first ? this.count(text.slice(0, cut)) : this.segment(text.slice(0, cut));
+      first = false;
+      carry = text.slice(cut);
+    }
+    return n + (carry === "" ? 0 : first ? this.count(carry) : this.segment(carry));
+  }
+
+  /**
+   * A piece of a long text after its first, remembered by the piece itself: parts are cut at the same
+   * places in two samples' replies that differ only in their first lines (same lengths), so the pieces
+   * after the first are found whole (keys are compared in full, as tails are).
+   */
+  private segment(text: string): number {
+    let n = this.segments.get(text);
+    if (n === undefined) {
+      n = this.chunked(text);
+      this.segments.set(text, n);
+    }
+    return n;
   }
 
   private chunked(text: string): number {
@@ -170,7 +218,8 @@ export class TokenCounter {
   count(m: Message, digest: string): number {
     let n = this.byDigest.get(digest);
     if (n === undefined) {
-      n = messageTokens(m, this.countText);
+      const long = longContent(m);
+      n = long ? this.text.countLong(long) + messageTokens({ content: null, tool_calls: m.tool_calls }, this.countText) : messageTokens(m, this.countText);
       this.byDigest.set(digest, n);
     }
     return n;

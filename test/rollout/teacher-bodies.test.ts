@@ -3,9 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { LONG_MESSAGE, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
 import { BodyReader, episodeOf } from "../../rollout/teacher/bodies.ts";
 import { arraySpan } from "../../rollout/teacher/json-span.ts";
+import { longContent } from "../../rollout/teacher/long-content.ts";
 import { ApiError } from "../../rollout/teacher/request.ts";
 import { client, environment, MODEL, world } from "./teacher-world.ts";
 
@@ -57,6 +58,33 @@ describe("BodyReader", () => {
     // A re-sent request reads the same.
     const raw = bytes(body(3, tools));
     expect(reader.read(raw, "suite/task/0/3")).toEqual({ ...full(raw), episode: "suite/task/0" });
+  });
+
+  it("keeps long added contents in parts, read as a full read reads them", () => {
+    // A FHIR reply of ~240 KB: its message's content is kept as parts, and its digest is the full read's.
+    const entries = Array.from({ length: 4000 }, (_, i) => `{"resource": {"id": "${i}", "note": "é ✓ 𝄞 \\" ]"}}`);
+    const long = `Here is the response from the GET request:\n{"resourceType": "Bundle", "entry": [${entries.join(",\n  ")}]}`;
+    const conversation = (replies: number) => [
+      { role: "user", content: "Question: q" },
+      ...Array.from({ length: replies }, (_, n) => [
+        { role: "assistant", content: `GET http://x/fhir/Observation?n=${n}` },
+        { role: "user", content: n === 1 ? long : `reply ${n}` },
+      ]).flat(),
+    ];
+    const reader = new BodyReader();
+    for (let n = 0; n < 4; n++) {
+      const raw = bytes(JSON.stringify({ model: "m", messages: conversation(n) }));
+      const read = reader.read(raw, "suite/task/0/" + n);
+      expect(read).toEqual({ ...full(raw), episode: "suite/task/0" });
+      if (n >= 2) {
+        const m = read.messages[4]!;
+        expect(longContent(m)?.parts.length).toBeGreaterThan(4);
+        expect(longContent(m)?.text()).toBe(long);
+        expect(m.content).toBe(long);
+        expect(read.request.messages[4]!.content).toBe(long);
+      }
+    }
+    expect(Buffer.byteLength(long)).toBeGreaterThan(LONG_MESSAGE * 3);
   });
 
   it("reads in full whatever does not continue the kept body, with a full read's errors", () => {
@@ -129,6 +157,8 @@ describe("teacher serve: incremental reads change no reply", () => {
     }
     expect(sent.length).toBeGreaterThan(tasks.length);
     expect(sent.some((s) => s.body.length > 20_000)).toBe(true);
+    // Some replies are long enough to be kept in parts (bodies.ts), whose digests and token counts must not change a reply.
+    expect(sent.some((s) => (JSON.parse(s.body) as { messages: { content: string | null }[] }).messages.some((m) => (m.content?.length ?? 0) > LONG_MESSAGE))).toBe(true);
     const strip = (r: unknown) => ({ ...(r as object), created: 0 });
     for (const { body, reply } of sent) {
       const res = await fetch(`${plain.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });

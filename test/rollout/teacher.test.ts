@@ -6,7 +6,7 @@ import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig, Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { LongText, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
 import { cutPoints, loadTokenizer, TextTokens } from "../../rollout/teacher/usage.ts";
 import { play } from "./world.ts";
 import { about, chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
@@ -162,6 +162,20 @@ describe("teacher serve: token counts by chunks", () => {
     expect(Math.max(...texts.map((t) => t.length))).toBeGreaterThan(8192);
     const counter = new TextTokens();
     for (let pass = 0; pass < 2; pass++) for (const t of texts) expect(counter.count(t)).toBe(countTokens(t));
+  });
+
+  it("counts long texts kept in parts exactly, wherever the parts are cut", () => {
+    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n", "x".repeat(700));
+    const counter = new TextTokens();
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 50, maxLength: 600 }), fc.array(fc.nat(), { maxLength: 8 }), fc.string({ maxLength: 40 }), (lines, places, head) => {
+        const text = head + lines.join("");
+        const cuts = [...new Set(places.map((p) => p % (text.length + 1)))].sort((a, b) => a - b);
+        const parts = [...cuts, text.length].map((c, i) => text.slice(i === 0 ? 0 : cuts[i - 1], c));
+        return counter.countLong(new LongText(parts)) === countTokens(text);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
