@@ -164,13 +164,23 @@ const SENTINEL = "\u0000ehrgym-array:";
 const BATCH_CHARS = 48 << 10;
 
 /**
- * JSON.parse(text.slice(start, end)), the arrays directly under a top-level object parsed element by
- * element, so no string is made of more than one element (a FHIR bundle's entries). Any other shape,
- * or a piece that does not parse, is parsed whole (which throws JSON.parse's error for invalid JSON).
+ * Parsed batches of array elements by their text, to share between parses of texts that hold the same
+ * batches (samples of a task get the same FHIR search replies). Values from it are shared: read only.
  */
-export function parseLongJson(text: LongText, start = 0, end = text.length): unknown {
+export interface BatchMemo {
+  get(text: string): unknown[] | undefined;
+  set(text: string, elements: unknown[]): void;
+}
+
+/**
+ * JSON.parse(text.slice(start, end)), the arrays directly under a top-level object parsed a batch of
+ * elements at a time, so no string is made of more than a batch (a FHIR bundle's entries). Any other
+ * shape, or a piece that does not parse, is parsed whole (which throws JSON.parse's error for invalid
+ * JSON). With a memo, batches parsed before are taken from it.
+ */
+export function parseLongJson(text: LongText, start = 0, end = text.length, memo?: BatchMemo): unknown {
   try {
-    const value = parseByArrays(text, start, end);
+    const value = parseByArrays(text, start, end, memo);
     if (value !== undefined) return value;
   } catch {
     // a piece that does not parse: parsed whole below, which names the error if the text is not JSON
@@ -185,7 +195,7 @@ interface ArraySpan {
   commas: number[];
 }
 
-function parseByArrays(text: LongText, start: number, end: number): unknown {
+function parseByArrays(text: LongText, start: number, end: number, memo: BatchMemo | undefined): unknown {
   const arrays = topLevelArrays(text, start, end);
   if (arrays === undefined || arrays.length === 0) return undefined;
   const slicer = new Slicer(text);
@@ -209,8 +219,12 @@ function parseByArrays(text: LongText, start: number, end: number): unknown {
       while (j < last && bounds[j + 1]! - bounds[i]! <= BATCH_CHARS) j++;
       const inner = slicer.slice(bounds[i]! + 1, bounds[j]!);
       if (last === 1 && /^[ \t\n\r]*$/.test(inner)) break;
-      const batch = JSON.parse(`[${inner}]`) as unknown[];
-      if (batch.length !== j - i) return undefined;
+      let batch = memo?.get(inner);
+      if (batch === undefined) {
+        batch = JSON.parse(`[${inner}]`) as unknown[];
+        if (batch.length !== j - i) return undefined;
+        memo?.set(inner, batch);
+      }
       for (const e of batch) elements.push(e);
       i = j;
     }

@@ -100,7 +100,7 @@ export class TextTokens {
 
   /**
    * count(long.text()) without joining it: the text is cut at the last cut point of each part (with
-   * what was left of the part before), and the rest after the first piece is counted chunk by chunk.
+   * what was left of the part before); the first piece is counted as any text, the others by segment.
    */
   countLong(long: LongText): number {
     let n = 0;

@@ -93,6 +93,24 @@ describe("parseLongJson", () => {
   });
 });
 
+describe("parseLongJson with a memo of batches", () => {
+  it("takes batches parsed before from the memo, and gives what JSON.parse gives", () => {
+    const bundle = (id: string) => ({ resourceType: "Bundle", id, entry: Array.from({ length: 2000 }, (_, i) => ({ resource: { id: String(i), note: "x".repeat(40) } })) });
+    const cut = (s: string) => new LongText(Array.from({ length: Math.ceil(s.length / 30_001) }, (_, i) => s.slice(i * 30_001, (i + 1) * 30_001)));
+    const memo = new Map<string, unknown[]>();
+    const first = parseLongJson(cut(JSON.stringify(bundle("a"), null, 2)), undefined, undefined, memo) as ReturnType<typeof bundle>;
+    expect(first).toEqual(bundle("a"));
+    expect(memo.size).toBeGreaterThan(1);
+    // Another reply with the same entries behind a head of the same length: its entries come from the memo.
+    const second = parseLongJson(cut(JSON.stringify(bundle("b"), null, 2)), undefined, undefined, memo) as ReturnType<typeof bundle>;
+    expect(second).toEqual(bundle("b"));
+    expect(second.entry[1999]).toBe(first.entry[1999]);
+    // A memo entry is only ever the parse of its own text: other entries are parsed afresh.
+    const other = { ...bundle("c"), entry: bundle("c").entry.map((e) => ({ resource: { ...e.resource, note: "y".repeat(40) } })) };
+    expect(parseLongJson(cut(JSON.stringify(other, null, 2)), undefined, undefined, memo)).toEqual(other);
+  });
+});
+
 describe("LongText", () => {
   it("slices, and finds its start and last matches, as its joined string does", () => {
     fc.assert(
