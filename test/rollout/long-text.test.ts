@@ -29,7 +29,7 @@ function outcome(f: () => unknown): unknown {
   }
 }
 
-const tricky = fc.constantFrom('"', "\\", "[", "]", "{", "}", ",", ":", "\u{1F600}", "é", "\n", "\u0000ehrgym-array:0", " ");
+const tricky = fc.constantFrom('"', "\\", "[", "]", "{", "}", ",", ":", "\u{1F600}", "é", "\n", "\u0000ehrgym-array:0", " ", "__proto__");
 const text = fc.array(fc.oneof(fc.string(), tricky), { maxLength: 4 }).map((a) => a.join(""));
 const json = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: "small" }, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), text, tie("array"), tie("object")),
@@ -64,6 +64,14 @@ describe("parseLongJson", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("keeps a __proto__ key an own property, as JSON.parse does", () => {
+    const whole = '{"__proto__": [1, {"a": 2}], "b": [3], "__proto__": [4]}';
+    const value = parseLongJson(cutAt(whole, [7, 20, 33])) as object;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(JSON.stringify(value)).toBe(JSON.stringify(JSON.parse(whole)));
+    expect(Object.getOwnPropertyNames(value)).toEqual(["__proto__", "b"]);
   });
 
   it("reads a range of the text, and arrays of many elements in batches", () => {
