@@ -77,7 +77,7 @@ const parsed: Record<Protocol, WeakMap<Message, Reply>> = { text: new WeakMap(),
  * Long replies' entries by their text, across episodes: samples of a task make the same searches and
  * get replies that differ only in their first lines (bundle id and time). ~48 MB of text at most.
  */
-const batches = new Lru<string, unknown[]>(1024);
+const batches = new Lru<string, unknown[]>(1024, "insertion");
 function parseReply(m: Message, protocol: Protocol): Reply {
   let reply = parsed[protocol].get(m);
   if (reply === undefined) {

@@ -75,9 +75,9 @@ const MAX_SEGMENTS = 2048;
  * differ only in a few lines (a FHIR search reply's fresh bundle id and time) share all other chunks.
  */
 export class TextTokens {
-  private readonly chunks = new Lru<string, number>(100_000);
-  private readonly tails = new Lru<string, number>(MAX_TAILS);
-  private readonly segments = new Lru<string, number>(MAX_SEGMENTS);
+  private readonly chunks = new Lru<string, number>(100_000, "insertion");
+  private readonly tails = new Lru<string, number>(MAX_TAILS, "insertion");
+  private readonly segments = new Lru<string, number>(MAX_SEGMENTS, "insertion");
 
   /**
    * Long texts are counted as a head up to the first cut point after HEAD characters plus a tail
@@ -211,7 +211,7 @@ export function messageTokens(m: Pick<Message, "content" | "tool_calls">, count:
 
 /** The prompt repeats on every turn of an episode: counts are also remembered by message digest. */
 export class TokenCounter {
-  private readonly byDigest = new Lru<string, number>(50_000);
+  private readonly byDigest = new Lru<string, number>(50_000, "insertion");
   private readonly text = new TextTokens();
   private readonly countText = (t: string) => this.text.count(t);
 
