@@ -32,6 +32,22 @@ export class LongText {
   startsWith(s: string): boolean {
     return this.slice(0, Math.min(s.length, this.length)) === s;
   }
+  /** text().indexOf(s, from) for a short `s`, found also across parts. */
+  indexOf(s: string, from = 0): number {
+    let base = 0;
+    for (const p of this.parts) {
+      const next = base + p.length;
+      if (next > from || (next === from && p === this.parts[this.parts.length - 1])) {
+        // The part with the start of the next part's first s.length - 1 characters: a match across the cut.
+        const window = p + this.slice(next, Math.min(this.length, next + s.length - 1));
+        const at = window.indexOf(s, Math.max(0, from - base));
+        if (at >= 0) return base + at;
+      }
+      base = next;
+    }
+    return -1;
+  }
+
   /** text().lastIndexOf(s) for a short `s`, found also across parts. */
   lastIndexOf(s: string): number {
     let end = this.length;
@@ -157,6 +173,23 @@ function textParts(bytes: Buffer, start: number, end: number): string[] | undefi
   return parts;
 }
 
+/** How far a scan jumps in a pretty-printed array (a batch is about this long). */
+const JUMP_CHARS = 40 << 10;
+/** Elements of an array scanned before it is jumped through (short arrays, a bundle's links, never are). */
+const JUMP_AFTER = 16;
+
+/**
+ * How the separator at the comma `at` is written, when pretty-printed: from the newline before it,
+ * through indentation and the `}` closing an element, to the `{` opening the next (`\n  }, {`);
+ * null for any other writing (compact text, elements that are not objects).
+ */
+function separatorAt(text: LongText, at: number): string | null {
+  const around = text.slice(Math.max(0, at - 40), Math.min(text.length, at + 40));
+  const comma = at - Math.max(0, at - 40);
+  const hit = /\n[ \t]*\}[ \t]*,[ \t\r\n]*\{$/.exec(around.slice(0, around.indexOf("{", comma) + 1));
+  return hit && around.lastIndexOf("\n", comma) === hit.index ? hit[0] : null;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const SENTINEL = "\u0000ehrgym-array:";
@@ -179,11 +212,14 @@ export interface BatchMemo {
  * JSON). With a memo, batches parsed before are taken from it.
  */
 export function parseLongJson(text: LongText, start = 0, end = text.length, memo?: BatchMemo): unknown {
-  try {
-    const value = parseByArrays(text, start, end, memo);
-    if (value !== undefined) return value;
-  } catch {
-    // a piece that does not parse: parsed whole below, which names the error if the text is not JSON
+  // With jumps through pretty-printed arrays, then without (a jump may land past the array's end).
+  for (const jumps of [true, false]) {
+    try {
+      const value = parseByArrays(text, start, end, memo, jumps);
+      if (value !== undefined) return value;
+    } catch {
+      // a piece that does not parse: tried again, else parsed whole below (which names the error)
+    }
   }
   return JSON.parse(text.slice(start, end));
 }
@@ -195,8 +231,8 @@ interface ArraySpan {
   commas: number[];
 }
 
-function parseByArrays(text: LongText, start: number, end: number, memo: BatchMemo | undefined): unknown {
-  const arrays = topLevelArrays(text, start, end);
+function parseByArrays(text: LongText, start: number, end: number, memo: BatchMemo | undefined, jumps: boolean): unknown {
+  const arrays = topLevelArrays(text, start, end, jumps);
   if (arrays === undefined || arrays.length === 0) return undefined;
   const slicer = new Slicer(text);
   // The text with each array replaced by a sentinel string (not one the text holds itself).
@@ -206,9 +242,11 @@ function parseByArrays(text: LongText, start: number, end: number, memo: BatchMe
   const skeleton = outside.reduce((s, piece, k) => (k === 0 ? piece : `${s}${JSON.stringify(SENTINEL + (k - 1))}${piece}`), "");
   const value = JSON.parse(skeleton) as Record<string, unknown>;
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  let placed = 0;
   for (const key of Object.keys(value)) {
     const v = value[key];
     if (typeof v !== "string" || !v.startsWith(SENTINEL)) continue;
+    placed++;
     const a = arrays[Number(v.slice(SENTINEL.length))]!;
     const bounds = [a.open, ...a.commas, a.close];
     const last = bounds.length - 1;
@@ -222,7 +260,6 @@ function parseByArrays(text: LongText, start: number, end: number, memo: BatchMe
       let batch = memo?.get(inner);
       if (batch === undefined) {
         batch = JSON.parse(`[${inner}]`) as unknown[];
-        if (batch.length !== j - i) return undefined;
         memo?.set(inner, batch);
       }
       for (const e of batch) elements.push(e);
@@ -230,24 +267,33 @@ function parseByArrays(text: LongText, start: number, end: number, memo: BatchMe
     }
     value[key] = elements;
   }
-  return value;
+  // Every array back where it was (a duplicate key, or a scan misled by a jump, leaves one out).
+  return placed === arrays.length ? value : undefined;
 }
 
 /**
  * The arrays that are values of the top-level object in text[start, end), by a scan that follows
  * strings, escapes and nesting; undefined when the text does not start with an object. Validity is
  * left to JSON.parse of the pieces.
+ *
+ * With `jumps`, in a pretty-printed array (elements separated by a newline, indentation, `}, {`) of
+ * more than JUMP_AFTER elements, the scan jumps: past each comma it records, to the first separator
+ * written the same way JUMP_CHARS further on, and records that comma next (the commas between only
+ * cut batches). A separator found inside an element or a string, or past the array's end, leaves a
+ * batch that does not parse, and the text is then scanned without jumps.
  */
-function topLevelArrays(text: LongText, start: number, end: number): ArraySpan[] | undefined {
+function topLevelArrays(text: LongText, start: number, end: number, jumps: boolean): ArraySpan[] | undefined {
   const arrays: ArraySpan[] = [];
-  let current: ArraySpan | undefined;
+  let current: (ArraySpan & { separator?: string | null }) | undefined;
   let depth = 0;
   let inString = false;
   let escape = false;
   let seenFirst = false;
   let base = 0;
+  /** Where the scan goes on (a jump's comma), when ahead of where it is. */
+  let resume = start;
   for (const part of text.parts) {
-    const from = Math.max(0, start - base);
+    const from = Math.max(0, resume - base);
     const to = Math.min(part.length, end - base);
     for (let i = from; i < to; i++) {
       if (inString) {
@@ -301,9 +347,21 @@ function topLevelArrays(text: LongText, start: number, end: number): ArraySpan[]
             current = undefined;
           }
           break;
-        case 0x2c: // ,
-          if (depth === 2 && current) current.commas.push(base + i);
+        case 0x2c: {
+          // ,
+          if (depth !== 2 || !current) break;
+          const at = base + i;
+          current.commas.push(at);
+          if (!jumps || current.commas.length < JUMP_AFTER) break;
+          if (current.separator === undefined) current.separator = separatorAt(text, at);
+          if (!current.separator) break;
+          const found = text.indexOf(current.separator, at + JUMP_CHARS);
+          if (found === -1 || found + current.separator.length >= end) break;
+          resume = found + current.separator.indexOf(",");
+          if (resume - base < to) i = resume - base - 1;
+          else i = to;
           break;
+        }
       }
     }
     base += part.length;

@@ -101,6 +101,37 @@ describe("parseLongJson", () => {
   });
 });
 
+describe("parseLongJson through long pretty-printed arrays", () => {
+  it("equals JSON.parse however the arrays follow one another and the text is cut", () => {
+    const element = (i: number) => ({ resource: { id: String(i), code: { coding: [{ system: "http://loinc.org", code: "A" }, { code: "B" }] }, note: "}, {\n ] [".repeat(i % 3) } });
+    const list = (n: number) => Array.from({ length: n }, (_, i) => element(i));
+    const hapi = (text: string) => text.replace(/\},\n\s*\{/g, "}, {").replace(/\[\n\s*\{/g, "[ {");
+    fc.assert(
+      fc.property(fc.nat(3000), fc.nat(3000), fc.nat(40), fc.boolean(), fc.array(fc.nat(), { maxLength: 10 }), (a, b, c, style, places) => {
+        // Long arrays back to back, a short one between, and one more after a scalar.
+        const doc = { resourceType: "Bundle", link: list(2), entry: list(a), other: list(b), total: a, tail: list(c) };
+        const pretty = JSON.stringify(doc, null, 2);
+        const whole = style ? hapi(pretty) : pretty;
+        const parse = JSON.parse;
+        let longest = 0;
+        JSON.parse = (t: string, reviver?: Parameters<typeof parse>[1]) => {
+          longest = Math.max(longest, t.length);
+          return parse(t, reviver);
+        };
+        let value: unknown;
+        try {
+          value = parseLongJson(cutAt(whole, places));
+        } finally {
+          JSON.parse = parse;
+        }
+        expect(value).toEqual(doc);
+        expect(longest).toBeLessThan(64 << 10);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
 describe("parseLongJson with a memo of batches", () => {
   it("takes batches parsed before from the memo, and gives what JSON.parse gives", () => {
     const bundle = (id: string) => ({ resourceType: "Bundle", id, entry: Array.from({ length: 2000 }, (_, i) => ({ resource: { id: String(i), note: "x".repeat(40) } })) });
@@ -120,7 +151,7 @@ describe("parseLongJson with a memo of batches", () => {
 });
 
 describe("LongText", () => {
-  it("slices, and finds its start and last matches, as its joined string does", () => {
+  it("slices, and finds its start, matches and last matches, as its joined string does", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.array(fc.nat(), { maxLength: 8 }), fc.nat(), fc.nat(), fc.string({ maxLength: 3 }), (s, places, a, b, needle) => {
         const long = cutAt(s, places);
@@ -131,8 +162,12 @@ describe("LongText", () => {
         expect(long.startsWith(s.slice(0, end))).toBe(true);
         expect(long.startsWith(needle)).toBe(s.startsWith(needle));
         expect(long.lastIndexOf(needle)).toBe(needle === "" ? s.length : s.lastIndexOf(needle));
+        expect(long.indexOf(needle, start)).toBe(s.indexOf(needle, start));
         const inside = s.slice(start, Math.min(end, start + 4));
-        if (inside) expect(long.lastIndexOf(inside)).toBe(s.lastIndexOf(inside));
+        if (inside) {
+          expect(long.lastIndexOf(inside)).toBe(s.lastIndexOf(inside));
+          expect(long.indexOf(inside, a % (s.length + 1))).toBe(s.indexOf(inside, a % (s.length + 1)));
+        }
       }),
       { numRuns: 3000 },
     );
