@@ -20,6 +20,21 @@ function cutAt(text: string, places: number[]): LongText {
   return new LongText(parts);
 }
 
+/** What `f` returns, and the longest string JSON.parse was given meanwhile. */
+function watchingParse(f: () => unknown): { value: unknown; longest: number } {
+  const parse = JSON.parse;
+  let longest = 0;
+  JSON.parse = (s: string, reviver?: Parameters<typeof parse>[1]) => {
+    longest = Math.max(longest, s.length);
+    return parse(s, reviver);
+  };
+  try {
+    return { value: f(), longest };
+  } finally {
+    JSON.parse = parse;
+  }
+}
+
 /** What a call returns or throws, to compare two ways of doing the same. */
 function outcome(f: () => unknown): unknown {
   try {
@@ -83,18 +98,7 @@ describe("parseLongJson", () => {
     for (let i = 0; i < whole.length; i += 32_771) parts.push(whole.slice(i, i + 32_771));
     const end = whole.lastIndexOf(". Please");
     // No string of more than a batch is parsed: the ~0.5 MB text is never made whole.
-    const parse = JSON.parse;
-    let longest = 0;
-    JSON.parse = (s: string, reviver?: Parameters<typeof parse>[1]) => {
-      longest = Math.max(longest, s.length);
-      return parse(s, reviver);
-    };
-    let value: unknown;
-    try {
-      value = parseLongJson(new LongText(parts), prefix.length, end);
-    } finally {
-      JSON.parse = parse;
-    }
+    const { value, longest } = watchingParse(() => parseLongJson(new LongText(parts), prefix.length, end));
     expect(value).toEqual(bundle);
     expect(whole.length).toBeGreaterThan(500_000);
     expect(longest).toBeLessThan(64 << 10);
@@ -112,18 +116,7 @@ describe("parseLongJson through long pretty-printed arrays", () => {
         const doc = { resourceType: "Bundle", link: list(2), entry: list(a), other: list(b), total: a, tail: list(c) };
         const pretty = JSON.stringify(doc, null, 2);
         const whole = style ? hapi(pretty) : pretty;
-        const parse = JSON.parse;
-        let longest = 0;
-        JSON.parse = (t: string, reviver?: Parameters<typeof parse>[1]) => {
-          longest = Math.max(longest, t.length);
-          return parse(t, reviver);
-        };
-        let value: unknown;
-        try {
-          value = parseLongJson(cutAt(whole, places));
-        } finally {
-          JSON.parse = parse;
-        }
+        const { value, longest } = watchingParse(() => parseLongJson(cutAt(whole, places)));
         expect(value).toEqual(doc);
         expect(longest).toBeLessThan(64 << 10);
       }),
