@@ -9,7 +9,7 @@
 // JSON.parse, so the value is exactly JSON.parse(line) (long contents as LongText); a line of any
 // other shape, or where a check fails, is parsed whole. LongText and the reading of one message are
 // rollout/long-text.ts (the stand-in model reads request bodies with them).
-import { escaped, LONG_MESSAGE, LongText, parseMessageBytes, type WithText } from "../rollout/index.ts";
+import { escaped, LONG_MESSAGE, LongText, parseMessageBytes, takeLongContents, type WithText } from "../rollout/index.ts";
 
 export { LongText, plainText, type Text, type WithText } from "../rollout/index.ts";
 
@@ -84,16 +84,7 @@ function lastMessageOf(line: Buffer, start: number): [end: number, message: unkn
 
 /** Takes the LongText contents out of a parsed row's messages, leaving "" (to a schema, a long text is a string). */
 export function takeLongTexts(row: unknown): Map<number, LongText> {
-  const longs = new Map<number, LongText>();
-  const messages = (row as { messages?: unknown } | null)?.messages;
-  if (!Array.isArray(messages)) return longs;
-  messages.forEach((m: { content?: unknown } | null, i) => {
-    if (m?.content instanceof LongText) {
-      longs.set(i, m.content);
-      m.content = "";
-    }
-  });
-  return longs;
+  return takeLongContents((row as { messages?: unknown } | null)?.messages);
 }
 
 /** Puts them back into what the schema made of the row (its messages in the same order). */

@@ -94,6 +94,22 @@ export type WithText<M extends { content: string | null }> = Omit<M, "content"> 
 
 export const plainText = (t: Text): string => (typeof t === "string" ? t : t.text());
 
+/**
+ * Takes the LongText contents out of parsed messages, leaving "" (to a schema, a long text is a
+ * string), by index; anything that is not an array gives none.
+ */
+export function takeLongContents(messages: unknown): Map<number, LongText> {
+  const longs = new Map<number, LongText>();
+  if (!Array.isArray(messages)) return longs;
+  messages.forEach((m: { content?: unknown } | null, i) => {
+    if (m?.content instanceof LongText) {
+      longs.set(i, m.content);
+      m.content = "";
+    }
+  });
+  return longs;
+}
+
 const CONTENT = Buffer.from(',"content":"');
 /** Messages longer than this have their content parsed in parts. */
 export const LONG_MESSAGE = 64 << 10;

@@ -5,7 +5,7 @@
 // parts (long-content.ts: a FHIR reply of several MB is never made one string). Any other body is read
 // in full.
 import type { Message } from "../../env/core/index.ts";
-import { LONG_MESSAGE, LongText, parseMessageBytes } from "../long-text.ts";
+import { LONG_MESSAGE, parseMessageBytes, takeLongContents } from "../long-text.ts";
 import { messageDigest } from "./digest.ts";
 import { arraySpan } from "./json-span.ts";
 import { setLongContent } from "./long-content.ts";
@@ -127,15 +127,7 @@ function extend(before: Kept, raw: Buffer): Kept | undefined {
     raw[before.close] = 0x2c;
   }
   // Long contents are taken out for the schema (to which they are strings) and put back as parts.
-  const longs = new Map<number, LongText>();
-  if (Array.isArray(added)) {
-    added.forEach((m: { content?: unknown } | null, i) => {
-      if (m?.content instanceof LongText) {
-        longs.set(i, m.content);
-        m.content = "";
-      }
-    });
-  }
+  const longs = takeLongContents(added);
   const parsed = MessagesIn.safeParse(added);
   if (!parsed.success) return undefined;
   const messages = parsed.data.map(toMessage);
