@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { facts } from "../../env/tasks/index.ts";
 import { API, condition, gradeText, gradeTools, medReq, MRN, obs, post, proc, serviceReq, store, task } from "./helpers.ts";
 
 const v2 = (type: string, context = "") => task({ suite: "mab-v2", type, context });
@@ -200,5 +201,36 @@ describe("mab-v2 relaxed variants", () => {
     const s = store(obs("A1C", "2022-01-01T00:00:00+00:00", 7));
     ok(gradeText(v2("v2_task10", ctx), s, [post("ServiceRequest", order("ServiceRequest", { code: { text: "HbA1c" } })), "FINISH([])"]));
     bad(gradeText(v2("v2_task10", ctx), s, ["FINISH([])"]));
+  });
+});
+
+describe("base facts are kept per immutable store", () => {
+  const clock = "2023-11-07T22:47:00+00:00";
+  const s = store(obs("HEARTRATE", "2023-11-07T22:00:00+00:00", 80), obs("HEARTRATE", "2023-11-07T12:00:00+00:00", 70));
+  it("the same arguments share one result on a base store; another clock or an overlay is computed afresh", () => {
+    const first = facts.v2.heartRateAverages(s, MRN, clock);
+    expect(first).toEqual({ avg6: 80, avg12: 75, n6: 1, n12: 2 });
+    expect(facts.v2.heartRateAverages(s, MRN, clock)).toBe(first);
+    expect(facts.v2.heartRateAverages(s, MRN, "2023-11-08T22:47:00+00:00")).toEqual({ avg6: null, avg12: null, n6: 0, n12: 0 });
+    const overlay = s.newOverlay();
+    const onOverlay = facts.v2.heartRateAverages(overlay, MRN, clock);
+    expect(onOverlay).toEqual(first);
+    expect(facts.v2.heartRateAverages(overlay, MRN, clock)).not.toBe(onOverlay);
+  });
+  it("an overlay's writes are seen, and the base store's answer stays its own", () => {
+    const latest = () => facts.v1.latestObservation(s, MRN, "HEARTRATE")?.value;
+    expect(latest()).toBe(80n);
+    const overlay = s.newOverlay();
+    overlay.create(obs("HEARTRATE", "2023-11-07T22:30:00+00:00", 110));
+    expect(facts.v1.latestObservation(overlay, MRN, "HEARTRATE")?.value).toBe(110n);
+    expect(latest()).toBe(80n);
+  });
+  it("a datetime argument is part of the key", () => {
+    const since = (iso: string) => facts.v1.latestObservation(s, MRN, "HEARTRATE", facts.v1.hoursBefore(iso, 1));
+    expect(since(clock)?.value).toBe(80n);
+    expect(since("2023-11-07T23:30:00+00:00")).toBeUndefined();
+    expect(since("2023-11-07T12:30:00+00:00")?.value).toBe(80n);
+    expect(facts.v1.observationsSince(s, MRN, "HEARTRATE", facts.v1.hoursBefore(clock, 1))).toEqual([80n]);
+    expect(facts.v1.observationsSince(s, MRN, "HEARTRATE", facts.v1.hoursBefore(clock, 11))).toEqual([80n, 70n]);
   });
 });

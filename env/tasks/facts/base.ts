@@ -15,23 +15,40 @@ export interface FetchOptions {
 
 /** `GET {type}?patient={mrn}&code=..&status=..&_count=5000` as the list of entry resources (id order). */
 export function fetchResources(reader: FhirReader, type: string, mrn: string, opts: FetchOptions = {}): PyDict[] {
-  // An immutable base store (it can open overlays) answers the same query the same way: memoize,
-  // since RL groups grade the same task many times. Overlays and other readers are never cached.
+  return onBase(reader, `fetch|${type}|${mrn}|${opts.codes?.join(",") ?? ""}|${opts.status ?? ""}`, () => fetchUncached(reader, type, mrn, opts));
+}
+
+/**
+ * `compute()`, kept per (reader, key) when the reader is an immutable base store (one that opens
+ * overlays): it answers the same query the same way, and RL groups grade the same task many times
+ * (a v2 heart-rate average parses every heart-rate time of the patient). Overlays and other readers
+ * are never cached, nor is a computation that throws. What is returned is shared: read-only.
+ */
+export function onBase<T>(reader: FhirReader, key: string, compute: () => T): T {
   const immutable = typeof (reader as { newOverlay?: unknown }).newOverlay === "function";
-  const key = `${type}|${mrn}|${opts.codes?.join(",") ?? ""}|${opts.status ?? ""}`;
-  let cache = immutable ? CACHE.get(reader) : undefined;
-  const hit = cache?.get(key);
-  if (hit) return hit;
-  const result = fetchUncached(reader, type, mrn, opts);
-  if (immutable) {
-    if (!cache) CACHE.set(reader, (cache = new Map()));
-    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-    cache.set(key, result);
-  }
+  if (!immutable) return compute();
+  let cache = CACHE.get(reader);
+  if (cache?.has(key)) return cache.get(key) as T;
+  const result = compute();
+  if (!cache) CACHE.set(reader, (cache = new Map()));
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(key, result);
   return result;
 }
 
-const CACHE = new WeakMap<FhirReader, Map<string, PyDict[]>>();
+/** A fact of the base data: `fn` reads only `reader` and its arguments (strings, datetimes), and is kept per immutable store (see onBase). */
+export function baseFact<A extends (string | PyDatetime | undefined)[], R>(fn: (reader: FhirReader, ...args: A) => R): (reader: FhirReader, ...args: A) => R {
+  const name = fn.name;
+  return (reader, ...args) => onBase(reader, `${name}|${args.map(argKey).join("|")}`, () => fn(reader, ...args));
+}
+
+function argKey(a: string | PyDatetime | undefined): string {
+  if (a === undefined) return "-";
+  if (typeof a === "string") return JSON.stringify(a);
+  return `${a.us}/${a.aware}/${a.date.y}-${a.date.m}-${a.date.d}`;
+}
+
+const CACHE = new WeakMap<FhirReader, Map<string, unknown>>();
 const CACHE_LIMIT = 20_000;
 
 function fetchUncached(reader: FhirReader, type: string, mrn: string, opts: FetchOptions): PyDict[] {

@@ -1,7 +1,7 @@
 // The data computations of the mab-v1 graders (one implementation shared by graders and branches).
 import { FhirError, type FhirReader } from "../../fhir/index.ts";
 import { addUs, at, dtCmp, fromIsoformat, type Py, type PyDatetime, PyError, HOUR_US, toJs } from "../python/index.ts";
-import { fetchResources, parseTime } from "./base.ts";
+import { baseFact, fetchResources, parseTime } from "./base.ts";
 
 export interface Measurement {
   value: Py;
@@ -11,7 +11,7 @@ export interface Measurement {
 }
 
 /** Latest (strictly later replaces) of a patient's observations with `code`, optionally only those at/after `since`. */
-export function latestObservation(reader: FhirReader, mrn: string, code: string, since?: PyDatetime): Measurement | undefined {
+export const latestObservation = baseFact(function latestObservation(reader: FhirReader, mrn: string, code: string, since?: PyDatetime): Measurement | undefined {
   let last: Measurement | undefined;
   for (const res of fetchResources(reader, "Observation", mrn, { codes: [code] })) {
     const raw = at(res, "effectiveDateTime");
@@ -21,10 +21,10 @@ export function latestObservation(reader: FhirReader, mrn: string, code: string,
     if (!last || dtCmp(t, last.at) > 0) last = { value, time: raw as string, at: t };
   }
   return last;
-}
+});
 
 /** Every value of `code` at/after `since`, in id order. */
-export function observationsSince(reader: FhirReader, mrn: string, code: string, since: PyDatetime): Py[] {
+export const observationsSince = baseFact(function observationsSince(reader: FhirReader, mrn: string, code: string, since: PyDatetime): Py[] {
   const out: Py[] = [];
   for (const res of fetchResources(reader, "Observation", mrn, { codes: [code] })) {
     const t = parseTime(at(res, "effectiveDateTime"));
@@ -32,14 +32,14 @@ export function observationsSince(reader: FhirReader, mrn: string, code: string,
     if (dtCmp(t, since) >= 0) out.push(value);
   }
   return out;
-}
+});
 
 export function hoursBefore(now: string, hours: number): PyDatetime {
   return addUs(fromIsoformat(now), -hours * HOUR_US);
 }
 
 /** birthDate of the first Patient found by identifier (KeyError/IndexError when none, like the official grader). */
-export function birthDate(reader: FhirReader, mrn: string): string {
+export const birthDate = baseFact(function birthDate(reader: FhirReader, mrn: string): string {
   let hits;
   try {
     hits = reader.search("Patient", `identifier=${encodeURIComponent(mrn)}`);
@@ -52,7 +52,7 @@ export function birthDate(reader: FhirReader, mrn: string): string {
   const dob = first.birthDate;
   if (typeof dob !== "string") throw new PyError(dob === undefined ? "KeyError" : "TypeError", "'birthDate'");
   return dob;
-}
+});
 
 /** Age in whole years on `today` (y-m-d), the official calculate_age: strptime("%Y-%m-%d") then year difference. */
 export function ageOn(dob: string, today: { y: number; m: number; d: number }): number {

@@ -24,7 +24,7 @@ import {
   truthy,
   typeName,
 } from "../python/index.ts";
-import { beforeCutoff, fetchResources, parseTime, performedTime } from "./base.ts";
+import { baseFact, beforeCutoff, fetchResources, parseTime, performedTime } from "./base.ts";
 
 export const CT_CODES = ["IMGCT0491", "IMGIL0001"];
 export const ANTICOAGULANTS = ["heparin", "enoxaparin", "dalteparin", "fondaparinux", "apixaban", "rivaroxaban", "dabigatran", "warfarin"];
@@ -53,19 +53,19 @@ function olderThan(nowT: PyDatetime, t: PyDatetime, us: number): boolean {
 }
 
 // ---- task1: CT follow-up
-export function ctFollowUp(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; required: boolean } {
+export const ctFollowUp = baseFact(function ctFollowUp(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; required: boolean } {
   const last = latestProcedure(reader, mrn, CT_CODES);
   const cutoff = now(clock).us - 365 * DAY_US;
   if (last && last.aware !== now(clock).aware) throw new PyError("TypeError", "can't compare offset-naive and offset-aware datetimes");
   return { last, required: !last || last.us < cutoff };
-}
+});
 
 function medText(res: Py): string {
   return pyLower(pyGet(at(res, "medicationCodeableConcept"), "text", ""));
 }
 
 // ---- task2: DVT prophylaxis
-export function dvtProphylaxis(reader: FhirReader, mrn: string): { anticoagulants: number; heparin5k: number; needCreate: boolean; needStops: number } {
+export const dvtProphylaxis = baseFact(function dvtProphylaxis(reader: FhirReader, mrn: string): { anticoagulants: number; heparin5k: number; needCreate: boolean; needStops: number } {
   const entries = fetchResources(reader, "MedicationRequest", mrn, { status: "active" }).filter((r) => beforeCutoff(r));
   const acs = entries.filter((e) => {
     const t = medText(e);
@@ -76,7 +76,7 @@ export function dvtProphylaxis(reader: FhirReader, mrn: string): { anticoagulant
     return t.includes("heparin") && (t.includes("5,000") || t.includes("5000"));
   });
   return { anticoagulants: acs.length, heparin5k: heps.length, needCreate: heps.length === 0, needStops: Math.max(acs.length - 1, 0) };
-}
+});
 
 // ---- task3: heart-rate averages
 function pySum(vals: Py[]): Py {
@@ -98,7 +98,7 @@ function avg(vals: Py[]): number | null {
   return (typeof s === "bigint" ? Number(s) : (s as number)) / vals.length;
 }
 
-export function heartRateAverages(reader: FhirReader, mrn: string, clock: string): { avg6: number | null; avg12: number | null; n6: number; n12: number } {
+export const heartRateAverages = baseFact(function heartRateAverages(reader: FhirReader, mrn: string, clock: string): { avg6: number | null; avg12: number | null; n6: number; n12: number } {
   const nowT = now(clock);
   const six = { ...nowT, us: nowT.us - 6 * HOUR_US };
   const twelve = { ...nowT, us: nowT.us - 12 * HOUR_US };
@@ -124,23 +124,23 @@ export function heartRateAverages(reader: FhirReader, mrn: string, clock: string
     }
   }
   return { avg6: avg(v6), avg12: avg(v12), n6: v6.length, n12: v12.length };
-}
+});
 
 // ---- task4: catheter dwell
-export function catheterDwell(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; activeRemovalOrders: number; removalRequired: boolean; over48h: boolean } {
+export const catheterDwell = baseFact(function catheterDwell(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; activeRemovalOrders: number; removalRequired: boolean; over48h: boolean } {
   const last = latestProcedure(reader, mrn, ["NUR1373"]);
   const removals = fetchResources(reader, "ServiceRequest", mrn, { codes: ["NUR1373"], status: "active" }).filter((r) => beforeCutoff(r));
   const over48h = last !== undefined && olderThan(now(clock), last, 48 * HOUR_US);
   return { last, activeRemovalOrders: removals.length, over48h, removalRequired: over48h && removals.length === 0 };
-}
+});
 
 // ---- task5: renal mass follow-up
-export function renalMass(reader: FhirReader, mrn: string, clock: string): { diagnosis: boolean; lastCt?: PyDatetime; needsOrders: boolean } {
+export const renalMass = baseFact(function renalMass(reader: FhirReader, mrn: string, clock: string): { diagnosis: boolean; lastCt?: PyDatetime; needsOrders: boolean } {
   const dx = fetchResources(reader, "Condition", mrn, { codes: ["C64.2"] }).filter((r) => beforeCutoff(r));
   if (dx.length === 0) return { diagnosis: false, needsOrders: false };
   const lastCt = latestProcedure(reader, mrn, [...CT_CODES, "74177"]);
   return { diagnosis: true, lastCt, needsOrders: !lastCt || olderThan(now(clock), lastCt, 90 * DAY_US) };
-}
+});
 
 // ---- task6: thyroid protocol
 function labValues(reader: FhirReader, mrn: string, code: string): [Py, PyDatetime][] {
@@ -155,7 +155,7 @@ function maxByTime(vals: [Py, PyDatetime][]): [Py, PyDatetime] | undefined {
   return best;
 }
 
-export function thyroid(reader: FhirReader, mrn: string): { branchA: boolean; branchB: boolean; lastTsh?: Py; lastFt4?: Py } {
+export const thyroid = baseFact(function thyroid(reader: FhirReader, mrn: string): { branchA: boolean; branchB: boolean; lastTsh?: Py; lastFt4?: Py } {
   const tsh = labValues(reader, mrn, "TSH");
   const ft4 = labValues(reader, mrn, "FT4");
   const lastTsh = maxByTime(tsh);
@@ -172,10 +172,10 @@ export function thyroid(reader: FhirReader, mrn: string): { branchA: boolean; br
   const branchB =
     lastTsh !== undefined && lastTsh[0] !== null && ge(lastTsh[0], 4.5) && le(lastTsh[0], 10n) && lastFt4 !== undefined && lastFt4[0] !== null && ge(lastFt4[0], 0.8) && le(lastFt4[0], 1.8);
   return { branchA, branchB, lastTsh: lastTsh?.[0], lastFt4: lastFt4?.[0] };
-}
+});
 
 // ---- task7: QTc
-export function qtc(reader: FhirReader, mrn: string): { hasQtc: boolean; value?: Py; prolonged: boolean } {
+export const qtc = baseFact(function qtc(reader: FhirReader, mrn: string): { hasQtc: boolean; value?: Py; prolonged: boolean } {
   const entries = fetchResources(reader, "Observation", mrn, { codes: ["QTCINTERVAL"] }).filter((r) => beforeCutoff(r));
   if (entries.length === 0) return { hasQtc: false, prolonged: false };
   let best: Py | undefined;
@@ -195,24 +195,24 @@ export function qtc(reader: FhirReader, mrn: string): { hasQtc: boolean; value?:
   }
   const value = at(best!, "valueQuantity", "value");
   return { hasQtc: true, value, prolonged: gt(value, 500n) };
-}
+});
 
 // ---- task8: naloxone coverage
-export function naloxone(reader: FhirReader, mrn: string): { opioids: number; naloxone: number; needsNaloxone: boolean } {
+export const naloxone = baseFact(function naloxone(reader: FhirReader, mrn: string): { opioids: number; naloxone: number; needsNaloxone: boolean } {
   const baseline = fetchResources(reader, "MedicationRequest", mrn, { status: "active" }).filter((r) => beforeCutoff(r));
   const opioids = baseline.filter((e) => OPIOIDS.some((w) => medText(e).includes(w)));
   const nalox = baseline.filter((e) => medText(e).includes("naloxone") || medText(e).includes("narcan"));
   return { opioids: opioids.length, naloxone: nalox.length, needsNaloxone: opioids.length > 0 && nalox.length === 0 };
-}
+});
 
 // ---- task9: flu vaccine
-export function fluVaccine(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; needsVaccine: boolean } {
+export const fluVaccine = baseFact(function fluVaccine(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; needsVaccine: boolean } {
   const last = latestProcedure(reader, mrn, ["90686"]);
   return { last, needsVaccine: !last || olderThan(now(clock), last, 365 * DAY_US) };
-}
+});
 
 // ---- task10: COVID booster
-export function covidBooster(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; daysSince?: number; needsBooster: boolean } {
+export const covidBooster = baseFact(function covidBooster(reader: FhirReader, mrn: string, clock: string): { last?: PyDatetime; daysSince?: number; needsBooster: boolean } {
   const procs = fetchResources(reader, "Procedure", mrn, { codes: ["COVIDVACCINE"] }).filter((r) => beforeCutoff(r));
   const meds = fetchResources(reader, "MedicationRequest", mrn, { status: "completed" }).filter((r) => beforeCutoff(r) && medText(r).includes("covid-19 vac"));
   const dates: PyDatetime[] = [];
@@ -226,5 +226,5 @@ export function covidBooster(reader: FhirReader, mrn: string, clock: string): { 
   if (!last) return { needsBooster: true };
   const daysSince = dateDiffDays(now(clock), last);
   return { last, daysSince, needsBooster: daysSince > 365 };
-}
+});
 
