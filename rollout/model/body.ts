@@ -1,7 +1,7 @@
 // Chat request bodies as UTF-8 bytes, encoded incrementally per conversation. Every turn resends the
 // whole conversation (~100 KB of FHIR bundles, some several MB), but a conversation only ever grows:
 // each turn serializes just the messages added since the last one, appended to the bytes of the
-// previous body. Handing the client bytes also spares it a JSON.stringify and undici a UTF-8 encode
+// previous body. Handing the client bytes also spares it a JSON.stringify and the transport a UTF-8 encode
 // of the whole conversation per turn.
 //
 // A long JSON.stringify result is a rope that V8 must flatten (copy) before it can be written, and for

@@ -1,8 +1,12 @@
-// The `fetch` the model policy hands the openai client: undici's request API on a keep-alive Agent.
+// The `fetch` the model policy hands the openai client: node:http(s) requests on keep-alive agents.
 // The global fetch copies every request body through web streams (cloneAsUint8Array), and a turn's
-// body is the whole conversation (~100 KB of FHIR bundles), resent each turn; undici.request writes
-// it to the socket as it is. Bodies are read whole: the policy never streams.
-import { Agent, request } from "undici";
+// body is the whole conversation (~100 KB of FHIR bundles), resent each turn; here it is written to
+// the socket as it is. Not undici.request: since 7.2x it writes each request on a reused connection
+// only after a turn of the event loop (to check the idle socket first), so every turn started while
+// a burst of replies is handled waits for the whole burst, and requests go out in waves (~25 ms a
+// turn at 256 episodes in flight). Bodies are read whole: the policy never streams.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
@@ -14,40 +18,57 @@ export interface AbortableFetch extends Fetch {
   abortAll(): void;
 }
 
-const agent = () =>
-  new Agent({
-    // No cap on connections per origin (undici's default, spelled out): every in-flight request gets a
-    // socket of its own, so 256 concurrent turns never queue behind one another.
-    connections: null,
-    // The openai client's `timeout` is the one timeout (it aborts the signal); undici's own 300 s
-    // limits would cut a longer --timeout short.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-  });
+// No cap on connections (node's default, spelled out): every in-flight request gets a socket of its
+// own, so 256 concurrent turns never queue behind one another. No timeout: the openai client's
+// `timeout` is the one timeout (it aborts the signal).
+const agents = () => ({ http: new HttpAgent({ keepAlive: true, maxSockets: Infinity }), https: new HttpsAgent({ keepAlive: true, maxSockets: Infinity }) });
 
 export function createFetch(): AbortableFetch {
-  let dispatcher = agent();
+  let pool = agents();
   const fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (input instanceof Request) throw new TypeError("createFetch(): pass a URL and RequestInit, not a Request");
     const body = init.body ?? undefined;
     if (body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)) throw new TypeError("createFetch(): the request body must be a string or bytes");
     const signal = init.signal ?? undefined;
+    if (signal?.aborted) throw signal.reason;
+    const url = typeof input === "string" ? new URL(input) : input;
+    const https = url.protocol === "https:";
+    if (!https && url.protocol !== "http:") throw new TypeError(`fetch failed`, { cause: new Error(`createFetch(): unsupported protocol ${url.protocol}`) });
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     try {
-      const res = await request(input, {
-        dispatcher,
-        method: (init.method ?? "GET") as "GET",
-        headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
-        ...(body !== undefined ? { body } : {}),
-        ...(signal ? { signal } : {}),
+      const res = await new Promise<{ status: number; headers: IncomingMessage["headers"]; bytes: Buffer }>((resolve, reject) => {
+        const req = (https ? httpsRequest : httpRequest)(url, { method: init.method ?? "GET", headers, agent: https ? pool.https : pool.http });
+        const onAbort = () => req.destroy(signal!.reason instanceof Error ? signal!.reason : new Error("aborted"));
+        signal?.addEventListener("abort", onAbort, { once: true });
+        const settle = () => signal?.removeEventListener("abort", onAbort);
+        req.on("error", (err) => {
+          settle();
+          reject(err);
+        });
+        req.on("response", (message) => {
+          const chunks: Buffer[] = [];
+          message.on("data", (chunk: Buffer) => chunks.push(chunk));
+          message.on("end", () => {
+            settle();
+            resolve({ status: message.statusCode ?? 0, headers: message.headers, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          });
+          message.on("error", (err) => {
+            settle();
+            reject(err);
+          });
+        });
+        req.end(body);
       });
-      const bytes = await res.body.arrayBuffer();
-      if (res.statusCode >= 200 && res.statusCode < 300 && !NULL_BODY_STATUS.has(res.statusCode)) return new Reply(String(input), res.statusCode, res.headers, bytes) as unknown as Response;
-      const headers = new Headers();
+      const bytes = res.bytes.buffer.slice(res.bytes.byteOffset, res.bytes.byteOffset + res.bytes.byteLength) as ArrayBuffer;
+      if (res.status >= 200 && res.status < 300 && !NULL_BODY_STATUS.has(res.status)) return new Reply(url.href, res.status, res.headers, bytes) as unknown as Response;
+      const replyHeaders = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {
-        if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-        else if (value !== undefined) headers.append(name, value);
+        if (Array.isArray(value)) for (const v of value) replyHeaders.append(name, v);
+        else if (value !== undefined) replyHeaders.append(name, value);
       }
-      return new Response(NULL_BODY_STATUS.has(res.statusCode) ? null : bytes, { status: res.statusCode, headers });
+      return new Response(NULL_BODY_STATUS.has(res.status) ? null : bytes, { status: res.status, headers: replyHeaders });
     } catch (err) {
       // What the global fetch rejects with: the signal's reason once aborted, else TypeError("fetch failed")
       // with the network error as its cause (the client and errors.ts read both).
@@ -57,9 +78,10 @@ export function createFetch(): AbortableFetch {
   };
   return Object.assign(fetch, {
     abortAll(): void {
-      const old = dispatcher;
-      dispatcher = agent();
-      old.destroy(new Error("the run was interrupted")).catch(() => {});
+      const old = pool;
+      pool = agents();
+      old.http.destroy();
+      old.https.destroy();
     },
   });
 }
@@ -102,7 +124,7 @@ const utf8 = new TextDecoder();
 
 /**
  * A successful reply as the openai client reads it (status, headers, the body as JSON or text),
- * without building undici's Response: its Headers (each name and value checked as appended) and its
+ * without building a fetch Response: its Headers (each name and value checked as appended) and its
  * body stream cost ~30 us a turn, about as much as the rest of the reply's handling. Error replies
  * are real Responses (the client reads more of them, rarely).
  */
