@@ -32,8 +32,11 @@ describe("JsonlAppender", () => {
     const inFlight: Promise<void>[] = [];
     for (const [i, row] of rows.entries()) {
       const appended = appender.append(row);
-      if (i % 3 === 0) await appended;
-      else inFlight.push(appended);
+      if (i % 3 === 0) {
+        // Resolved: the row's line is in the file, after every row appended before it.
+        await appended;
+        expect(readFileSync(path, "utf8")).toBe(rows.slice(0, i + 1).map((r) => `${JSON.stringify(r)}\n`).join(""));
+      } else inFlight.push(appended);
     }
     await Promise.all(inFlight);
     await appender.close();
