@@ -35,7 +35,8 @@ export function createFetch(): AbortableFetch {
     const https = url.protocol === "https:";
     if (!https && url.protocol !== "http:") throw new TypeError(`fetch failed`, { cause: new Error(`createFetch(): unsupported protocol ${url.protocol}`) });
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    // The openai client passes a Headers already (names lower-case, values checked): read, not copied.
+    (init.headers instanceof Headers ? init.headers : new Headers(init.headers)).forEach((value, name) => (headers[name] = value));
     if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     try {
       const res = await new Promise<{ status: number; headers: IncomingMessage["headers"]; bytes: Buffer }>((resolve, reject) => {
