@@ -59,6 +59,11 @@ export function createFetch(): AbortableFetch {
             settle();
             reject(err);
           });
+          // A connection dropped mid-reply: whichever of error and close comes first settles it.
+          message.on("close", () => {
+            settle();
+            if (!message.complete) reject(new Error("the connection closed before the reply was complete"));
+          });
         });
         req.end(body);
       });

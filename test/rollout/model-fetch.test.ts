@@ -146,6 +146,19 @@ describe("createFetch()'s successful replies", () => {
   });
 });
 
+describe("createFetch() on a dropped reply", () => {
+  it("a connection closed mid-reply fails the request as a dropped connection", async () => {
+    const url = await serve((_req, _body, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write('{"id":"c1",');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const err = await createFetch()(`${url}/chat/completions`, { method: "POST", body: JSON.stringify(ask) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toBe("fetch failed");
+  });
+});
+
 describe("createFetch().abortAll()", () => {
   it("fails every request in flight as a dropped connection; later requests go out as before", async () => {
     let hold = true;
