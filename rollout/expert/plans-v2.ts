@@ -92,9 +92,16 @@ function average(values: number[]): number | undefined {
   return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
+/** A FHIR dateTime search value for epoch ms, to the second in UTC (`2023-11-12T22:15:00Z`). */
+const searchInstant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
 const heartRate: Plan = (ctx) => {
   const t0 = now(ctx);
-  const rows = labs(ctx, "HEARTRATE")
+  // Only the 12 hours the answer needs, as a clinician would ask: a patient's whole heart-rate history
+  // is thousands of readings, a reply of several MB (~1M tokens) in every later turn's context. The
+  // server's `ge` returns a superset of the window; the bounds are applied exactly below.
+  const window: [string, string][] = Number.isFinite(t0) ? [["date", `ge${searchInstant(t0 - 12 * HOUR)}`]] : [];
+  const rows = byId(ctx.search("Observation", [["patient", mrn(ctx)], ["code", "HEARTRATE"], ...window, ["_count", MAX]]))
     .map((o) => ({ t: effective(o), v: value(o) }))
     .filter((r): r is { t: number; v: number } => r.v !== undefined && r.t <= t0);
   const avg12 = average(rows.filter((r) => r.t >= t0 - 12 * HOUR).map((r) => r.v));
