@@ -1,6 +1,7 @@
 // Published figures to draw beside the measured ones (a paper's table, a leaderboard), marked
 // "not measured here". A small JSON format, validated at load.
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ReportInputError } from "./load.ts";
 
@@ -30,7 +31,27 @@ export const ReferenceFile = z
   .strict();
 export type ReferenceFile = z.infer<typeof ReferenceFile>;
 
-export function loadReference(path: string): ReferenceFile {
+/** Published figures shipped with ehrgym (references/<name>.json), usable by name: `--reference medagentbench-v1`. */
+const SHIPPED = fileURLToPath(new URL("./references/", import.meta.url));
+
+export function shippedReferences(): string[] {
+  return readdirSync(SHIPPED)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(0, -".json".length))
+    .sort();
+}
+
+/** A shipped reference's name, or a file's path (a name is a bare word with no ".json"). */
+function resolveReference(nameOrPath: string): string {
+  if (!/^[\w.-]+$/.test(nameOrPath) || nameOrPath.endsWith(".json")) return nameOrPath;
+  const shipped = `${SHIPPED}${nameOrPath}.json`;
+  if (existsSync(shipped)) return shipped;
+  if (existsSync(nameOrPath)) return nameOrPath;
+  throw new ReportInputError(`--reference: no file ${nameOrPath} and no shipped reference of that name (shipped: ${shippedReferences().join(", ")})`);
+}
+
+export function loadReference(nameOrPath: string): ReferenceFile {
+  const path = resolveReference(nameOrPath);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));

@@ -52,7 +52,7 @@ export function registerReport(program: Command): void {
     .argument("<runs...>", "run files (JSONL rows of ehrgym eval or rollout); the first is the baseline of comparisons")
     .option("--out <dir>", "output folder (replaced whole)", "report")
     .option("--names <list>", "display names of the runs, comma-separated, in order (default: file names)")
-    .option("--reference <file>", "published figures to draw as reference lines (JSON: {source, suite?, models: [{name, overall?, query?, action?, by_type?}]})")
+    .option("--reference <file|name>", "published figures to draw as reference lines: a shipped set by name (medagentbench-v1: the paper's leaderboard) or a JSON file {source, suite?, models: [{name, overall?, query?, action?, by_type?}]}")
     .option("--protocol <p>", "keep only rows of this protocol (text | tools), for run files that mix them")
     .action(async (runs: string[], opts: Record<string, unknown>) => {
       await runReport({ ...opts, runs });

@@ -149,6 +149,22 @@ describe("bad input", () => {
   });
 });
 
+describe("shipped references", () => {
+  const run = writeRun(join(dir, "for-reference.jsonl"), [row("t1", "task1", 1), row("t2", "task5", 0)]);
+
+  it("medagentbench-v1 loads by name: the published leaderboard, each overall the mean of query and action (150 tasks each)", () => {
+    const r = buildReport({ runs: [{ name: "x", path: run }], reference: "medagentbench-v1" });
+    expect(r.reference?.suite).toBe("mab-v1");
+    expect(r.reference?.models.map((m) => m.name)).toContain("GPT-4o");
+    expect(r.reference?.models.length).toBeGreaterThanOrEqual(7);
+    for (const m of r.reference!.models) expect(Math.abs(m.overall! - (m.query! + m.action!) / 2), m.name).toBeLessThan(0.0001);
+  });
+
+  it("an unknown name that is no file either lists the shipped ones", () => {
+    expect(() => buildReport({ runs: [{ name: "x", path: run }], reference: "medagentbench-v9" })).toThrow(/--reference: no file medagentbench-v9 and no shipped reference of that name \(shipped: .*medagentbench-v1/);
+  });
+});
+
 describe("the output folder", () => {
   const run = writeRun(join(dir, "one.jsonl"), [row("t1", "task1", 1), row("t2", "task5", 0)]);
 
