@@ -2,7 +2,8 @@
 // once into a temp JSONL and cached), input MB/s against reading + JSON.parse-ing the same bytes
 // in this run, and the build's peak RSS, measured in a child process. EHRGYM_BENCH_DS_ROWS sizes it.
 import { spawnSync } from "node:child_process";
-import { closeSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { once } from "node:events";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +50,21 @@ async function generateInput(path: string): Promise<void> {
   renameSync(tmp, path);
 }
 
+/**
+ * What the cached input was made from: the sources of the EHR, tasks, FHIR replies and expert. A change
+ * to any of them (the expert asking for less, a reply rendered otherwise) makes the input anew.
+ */
+function inputSourceDigest(): string {
+  const hash = createHash("sha256");
+  for (const dir of ["env", join("rollout", "expert")]) {
+    const root = join(PROJECT_ROOT, dir);
+    for (const file of (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).sort()) {
+      hash.update(`${dir}/${file}\n`).update(readFileSync(join(root, file)));
+    }
+  }
+  return hash.digest("hex").slice(0, 12);
+}
+
 async function readAndParse(path: string): Promise<number> {
   const t0 = performance.now();
   let n = 0;
@@ -73,8 +89,10 @@ function writeFloor(dir: string, bytes: number): number {
 export async function run(): Promise<void> {
   const cacheDir = join(tmpdir(), "ehrgym-bench-datasets");
   mkdirSync(cacheDir, { recursive: true });
-  const input = join(cacheDir, `expert-${ROWS}-${EHRGYM_VERSION}.jsonl`);
+  const input = join(cacheDir, `expert-${ROWS}-${EHRGYM_VERSION}-${inputSourceDigest()}.jsonl`);
   if (!existsSync(input)) {
+    // Inputs made from older sources are GBs of disk nothing will read again.
+    for (const f of readdirSync(cacheDir)) if (f.startsWith(`expert-${ROWS}-`) && join(cacheDir, f) !== input) rmSync(join(cacheDir, f), { force: true });
     const t0 = performance.now();
     await generateInput(input);
     console.log(`generated ${ROWS.toLocaleString("en-US")} expert trajectories in ${((performance.now() - t0) / 1000).toFixed(0)} s (cached: ${input})`);
