@@ -3,7 +3,7 @@
 // vs action with Wilson intervals and pass@k.
 import type { Command } from "commander";
 import { z } from "zod";
-import { ReportInputError, writeReport } from "../../rollout/index.ts";
+import { loadReference, ReportInputError, writeReport, type ReferenceFile } from "../../rollout/index.ts";
 import { parseOptions, UsageError } from "./common.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
@@ -15,6 +15,7 @@ export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
     out: z.string().min(1).default("runs/expert-eval.jsonl"),
     report: z.string().min(1).optional(),
     html: z.string().min(1).optional(),
+    reference: z.string().min(1).optional(),
     failUnder: z.coerce.number().min(0).max(100).optional(),
     retryErrors: z.boolean().default(false),
     appendDifferent: z.boolean().default(false),
@@ -26,6 +27,8 @@ export type EvalOptions = z.infer<typeof EvalOptions>;
 export async function runEval(raw: unknown): Promise<number> {
   const o = parseOptions(EvalOptions, raw);
   const existingHeads = await checkOut(o.out); // a corrupt --out is a usage error, found before any work
+  // Read before the run, which may take hours of a paid API: a bad --reference fails now, not after it.
+  const reference = o.reference === undefined ? undefined : readReference(o.reference, o.html);
   const policy = o.policy === "openai" ? makeModelPolicy(o, 0) : makeExpertPolicy(o);
   const store = await buildStore(o);
   const { tasks, heldOut, source } = selectTasks(o, store);
@@ -42,7 +45,7 @@ export async function runEval(raw: unknown): Promise<number> {
   if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);
   if (o.html) {
     try {
-      const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol });
+      const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol, ...(reference ? { reference } : {}) });
       process.stdout.write(`report: ${written.index}\n`);
     } catch (err) {
       if (err instanceof ReportInputError) throw new UsageError(`--html: ${err.message}`);
@@ -52,6 +55,16 @@ export async function runEval(raw: unknown): Promise<number> {
   if (code !== 0) return code;
   if (o.failUnder !== undefined && summary.overall.rate * 100 < o.failUnder) return 1;
   return 0;
+}
+
+function readReference(nameOrPath: string, html: string | undefined): ReferenceFile {
+  if (html === undefined) throw new UsageError("--reference: it draws published figures on the --html report; give --html DIR too");
+  try {
+    return loadReference(nameOrPath);
+  } catch (err) {
+    if (err instanceof ReportInputError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 export function registerEval(program: Command): void {
@@ -65,6 +78,7 @@ export function registerEval(program: Command): void {
     .option("--out <file>", "JSONL output (appended; keys already in it are skipped)", "runs/expert-eval.jsonl")
     .option("--report <file>", "also write the summary as JSON")
     .option("--html <dir>", "also write the HTML report of the run (as `ehrgym report`)")
+    .option("--reference <file|name>", "published figures on the --html report (as `ehrgym report --reference`; medagentbench-v1 ships)")
     .option("--retry-errors", "re-run episodes whose row is a model_error")
     .option("--append-different", "allow rows of another model or protocol in --out")
     .option("--fail-under <pct>", "exit 1 when the overall success rate is below this percentage")

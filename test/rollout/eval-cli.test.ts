@@ -1,6 +1,6 @@
 // `ehrgym eval` end to end as a child process on a small synthetic population.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -59,6 +59,32 @@ describe("ehrgym eval", () => {
     expect(r.stdout).toMatch(/failures \(2\)/);
     expect(r.stdout).toMatch(/limit_reached/);
   }, 120_000);
+
+  it("--html writes the run's report; --reference draws the shipped published figures on it", () => {
+    const html = join(dir, "html-report");
+    const r = evalCli(...SMALL, "--limit", "3", "--out", join(dir, "html.jsonl"), "--html", html, "--reference", "medagentbench-v1");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/overall\s+3\s+3\s+100\.0%/); // the table is still printed
+    expect(r.stdout).toContain(`report: ${join(html, "index.html")}`);
+    expect(readdirSync(html).sort()).toEqual(["index.html", "status.png", "success-by-type.png", "success-overall.png", "summary.json"]);
+    const summary = JSON.parse(readFileSync(join(html, "summary.json"), "utf8"));
+    expect(summary.runs).toHaveLength(1);
+    expect(summary.runs[0].summary.overall).toMatchObject({ n: 3, success: 3 });
+    expect(summary.reference.models.map((m: { name: string }) => m.name)).toContain("GPT-4o");
+    expect(readFileSync(join(html, "index.html"), "utf8")).toContain("not measured here");
+  }, 120_000);
+
+  it.each([
+    ["an unknown name", ["--html", join(dir, "never"), "--reference", "medagentbench-v9"], /^ehrgym: --reference: no file medagentbench-v9 and no shipped reference of that name \(shipped: medagentbench-v1/m],
+    ["no --html to draw on", ["--reference", "medagentbench-v1"], /^ehrgym: --reference: .*give --html DIR too/m],
+  ])("a bad --reference (%s) fails before any episode runs, exit 2", (_label, args, message) => {
+    const out = join(dir, "never.jsonl");
+    const r = evalCli(...SMALL, "--limit", "2", "--out", out, ...(args as string[]));
+    expect(r.status, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toMatch(message as RegExp);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(join(dir, "never"))).toBe(false);
+  }, 60_000);
 
   it.each([
     [["--protocol", "smoke-signals"], /--protocol/],
