@@ -8,8 +8,9 @@ const MAX = "5000";
 const NDC = "http://hl7.org/fhir/sid/ndc";
 const LOINC = "http://loinc.org";
 
-export function labs(ctx: PlanContext, code: string): FhirResource[] {
-  return byId(ctx.search("Observation", [["patient", taskMrn(ctx.task)], ["code", code], ["_count", MAX]]));
+/** The patient's `code` results in id order; `filters` (e.g. a date window) go before `_count`. */
+export function labs(ctx: PlanContext, code: string, filters: [string, string][] = []): FhirResource[] {
+  return byId(ctx.search("Observation", [["patient", taskMrn(ctx.task)], ["code", code], ...filters, ["_count", MAX]]));
 }
 
 /** Latest value of `code` at or after `since` (ms; -Infinity for no window). */

@@ -101,7 +101,7 @@ const heartRate: Plan = (ctx) => {
   // is thousands of readings, a reply of several MB (~1M tokens) in every later turn's context. The
   // server's `ge` returns a superset of the window; the bounds are applied exactly below.
   const window: [string, string][] = Number.isFinite(t0) ? [["date", `ge${searchInstant(t0 - 12 * HOUR)}`]] : [];
-  const rows = byId(ctx.search("Observation", [["patient", mrn(ctx)], ["code", "HEARTRATE"], ...window, ["_count", MAX]]))
+  const rows = labs(ctx, "HEARTRATE", window)
     .map((o) => ({ t: effective(o), v: value(o) }))
     .filter((r): r is { t: number; v: number } => r.v !== undefined && r.t <= t0);
   const avg12 = average(rows.filter((r) => r.t >= t0 - 12 * HOUR).map((r) => r.v));

@@ -34,7 +34,7 @@ export type ReferenceFile = z.infer<typeof ReferenceFile>;
 /** Published figures shipped with ehrgym (references/<name>.json), usable by name: `--reference medagentbench-v1`. */
 const SHIPPED = fileURLToPath(new URL("./references/", import.meta.url));
 
-export function shippedReferences(): string[] {
+function shippedReferences(): string[] {
   return readdirSync(SHIPPED)
     .filter((f) => f.endsWith(".json"))
     .map((f) => f.slice(0, -".json".length))
