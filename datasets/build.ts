@@ -1,30 +1,28 @@
-// `dataset build`: pass 1 scans the inputs (in byte ranges, on worker threads for large inputs)
-// into small entries that say where each row's line is; the plan decides what stays and where;
-// pass 2 reads the kept rows back from the inputs by offset, renders them in chunks on the workers
-// and writes the chunks in output order. Everything lands in a temp folder renamed at the end.
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, mkdirSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+// `dataset build`: pass 1 (scan.ts) reads every input line once and keeps a small entry per row
+// that stays; the plan decides splits from the entries alone; pass 2 reads the kept rows back by
+// offset, in output order, and writes every format as it goes. One thread, streaming: memory holds
+// the entries and one Arrow batch. Everything lands in a temp folder renamed over --out at the end.
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { z } from "zod";
-import { EHRGYM_VERSION } from "../rollout/index.ts";
-import { Hasher } from "../env/fhir/index.ts";
-import { ArrowStreamFile, BATCH_BYTES, BATCH_ROWS } from "./arrow.ts";
+import { EHRGYM_VERSION, EpisodeRow } from "../rollout/index.ts";
+import { ArrowStreamFile } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
-import { InputFiles, type Format, type RenderedChunk } from "./chunk.ts";
-import { plainRow } from "./convert.ts";
-import { HeldOut, readExcludeFile } from "./exclude.ts";
-import { CountedFile, shardName, WriteBudget, type FileEntry } from "./files.ts";
+import type { Keep } from "./checks.ts";
+import { toOpenAiRecord, toTrlRow } from "./convert.ts";
+import { HeldOut, heldOutRecord, readExcludeFile, sha256 } from "./exclude.ts";
+import { HashedFile, shardName, type FileEntry } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
-import { createBuildPool, defaultThreads } from "./pool.ts";
 import { scan, type Entry } from "./scan.ts";
+import type { TrlRow } from "./schema.ts";
 
-export type { Format };
+export type Format = "trl" | "openai" | "arrow";
 
 export interface BuildOptions {
   inputs: string[];
   out: string;
-  keep: "correct" | "all";
+  keep: Keep;
   minReward?: number;
   maxPerTask?: number;
   dedupe: boolean;
@@ -36,12 +34,8 @@ export interface BuildOptions {
   license: string;
   shardRows: number;
   force: boolean;
-  /** The command line as given, for the manifest. */
-  command: string;
-  /** Worker threads (0: this thread); default: this thread for small inputs, else one per core (at most 8). */
-  threads?: number;
-  /** Size of the byte ranges pass 1 scans apart (tests make it small). */
-  rangeBytes?: number;
+  /** Name the teacher endpoints' hosts in the card (off: they may be private). */
+  showEndpoint?: boolean;
   log?: (line: string) => void;
 }
 
@@ -72,16 +66,58 @@ function metaSeeds(inputs: string[]): number[] {
   return [...seeds].sort((a, b) => a - b);
 }
 
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+};
+
+/** Refuses an --out that is an input or holds one (replacing it would delete the input), or is a file. */
+function checkOut(out: string, o: BuildOptions): void {
+  if (existsSync(out) && !statSync(out).isDirectory()) throw new DatasetError(`--out ${o.out} is a file, not a dataset folder`);
+  const outReal = real(out);
+  for (const input of [...o.inputs, ...o.excludeMrnsFrom]) {
+    const inReal = real(input);
+    if (inReal === outReal || inReal.startsWith(outReal + sep)) throw new DatasetError(`--out ${o.out} holds the input ${input}: replacing it would delete the input; choose another --out`);
+  }
+  if (existsSync(out) && !o.force) throw new DatasetError(`--out ${o.out} exists; pass --force to replace it`);
+}
+
+/** Temp folders of builds that were killed (their process is gone) are removed. */
+function removeStaleTemps(out: string, log: (line: string) => void): void {
+  const parent = dirname(out);
+  if (!existsSync(parent)) return;
+  const prefix = `.${basename(out)}.`;
+  for (const name of readdirSync(parent)) {
+    const m = /^\.(?:tmp|old)-(\d+)$/.exec(name.slice(prefix.length - 1));
+    if (!name.startsWith(prefix) || !m) continue;
+    const pid = Number(m[1]);
+    let alive = pid !== process.pid;
+    try {
+      if (alive) process.kill(pid, 0);
+    } catch (err) {
+      alive = (err as NodeJS.ErrnoException).code === "EPERM";
+    }
+    if (!alive && pid !== process.pid) {
+      rmSync(join(parent, name), { recursive: true, force: true });
+      log(`removed ${name}, left by a build that was stopped (process ${pid} is gone)`);
+    }
+  }
+}
+
 export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   const log = o.log ?? (() => {});
   const out = resolve(o.out);
-  if (existsSync(out) && !o.force) throw new DatasetError(`--out ${o.out} exists; pass --force to replace it`);
-  const heldOut = new HeldOut(o.excludeMrnsFrom.map(readExcludeFile));
+  checkOut(out, o);
+  const sources = o.excludeMrnsFrom.map(readExcludeFile);
+  removeStaleTemps(out, log);
   const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   try {
-    const result = await buildInto(tmp, o, heldOut, log);
+    const result = await buildInto(tmp, o, sources, log);
     if (existsSync(out)) {
       const old = join(dirname(out), `.${basename(out)}.old-${process.pid}`);
       renameSync(out, old);
@@ -95,180 +131,138 @@ export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   }
 }
 
-/** Consecutive output rows of one shard, cut where an Arrow batch would be. */
-interface Chunk {
-  split: number;
-  shard: number;
-  shards: number;
-  rows: Entry[];
-}
+/** Reads rows back by the offsets pass 1 found. */
+class RowReader {
+  private readonly fds = new Map<number, number>();
+  constructor(private readonly paths: readonly string[]) {}
 
-function chunksOf(splits: { entries: Entry[] }[], shardRows: number): Chunk[] {
-  const chunks: Chunk[] = [];
-  splits.forEach((sp, split) => {
-    const shards = Math.ceil(sp.entries.length / shardRows);
-    for (let shard = 0; shard < shards; shard++) {
-      let rows: Entry[] = [];
-      let bytes = 0;
-      for (const e of sp.entries.slice(shard * shardRows, (shard + 1) * shardRows)) {
-        rows.push(e);
-        bytes += e.len;
-        if (rows.length >= BATCH_ROWS || bytes >= BATCH_BYTES) {
-          chunks.push({ split, shard, shards, rows });
-          rows = [];
-          bytes = 0;
-        }
-      }
-      if (rows.length) chunks.push({ split, shard, shards, rows });
+  text(e: Pick<Entry, "file" | "off" | "len">): string {
+    let fd = this.fds.get(e.file);
+    if (fd === undefined) this.fds.set(e.file, (fd = openSync(this.paths[e.file]!, "r")));
+    const buf = Buffer.allocUnsafe(e.len);
+    for (let got = 0; got < e.len; ) {
+      const n = readSync(fd, buf, got, e.len - got, e.off + got);
+      if (n === 0) throw new DatasetError(`${this.paths[e.file]} is shorter than when it was read (changed during the build?); run it again`);
+      got += n;
     }
-  });
-  return chunks;
-}
+    return buf.toString("utf8");
+  }
 
-/** Renders chunks in the pool, `ahead` at a time, and hands them back in order. */
-async function* inOrder(chunks: Chunk[], render: (c: Chunk) => Promise<RenderedChunk>, ahead: number): AsyncGenerator<[Chunk, RenderedChunk]> {
-  const pending: Promise<RenderedChunk>[] = [];
-  let next = 0;
-  const fill = () => {
-    while (next < chunks.length && pending.length < ahead) pending.push(render(chunks[next++]!));
-  };
-  fill();
-  for (let i = 0; i < chunks.length; i++) {
-    const rendered = await pending.shift()!;
-    fill();
-    yield [chunks[i]!, rendered];
+  row(e: Pick<Entry, "file" | "off" | "len">): TrlRow {
+    return toTrlRow(EpisodeRow.parse(JSON.parse(this.text(e))));
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
   }
 }
 
-async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (line: string) => void): Promise<Omit<BuildResult, "out">> {
-  const inputBytes = o.inputs.reduce((n, p) => n + statSync(p).size, 0);
-  const pool = createBuildPool(o.threads ?? defaultThreads(inputBytes));
-  const inputs = new InputFiles();
-  // Inputs and outputs are hashed on a worker thread, on the core the build's one thread leaves.
-  const hasher = new Hasher();
+async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void): Promise<Omit<BuildResult, "out">> {
+  const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
+  const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources) };
+  const s = await scan(o.inputs, filter);
+  for (const line of s.badExamples) log(`skipped ${line}`);
+  if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
+  const reader = new RowReader(o.inputs);
   try {
-    const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: heldOut.sources };
-    const s = await scan(o.inputs, filter, (t) => pool.scanRange(t), hasher, o.rangeBytes);
-    for (const line of s.badExamples) log(`skipped ${line}`);
-    if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
-    const converted = (e: Entry) => Buffer.from(`${JSON.stringify(inputs.trlRow(o.inputs[e.file]!, e))}\n`);
-    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, converted);
+    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, (e) => Buffer.from(JSON.stringify(reader.row(e))));
     const kept = plan.splits.reduce((n, sp) => n + sp.entries.length, 0);
     if (kept === 0) {
+      const dropped = [
+        s.filtered ? `--keep ${o.keep}${o.minReward !== undefined ? `/--min-reward ${o.minReward}` : ""} (${s.filtered} not correct)` : "",
+        s.unclean ? `--keep clean (${s.unclean} correct rows with an invalid action)` : "",
+        s.excluded ? `--exclude-mrns-from (${s.excluded} rows of held-out patients or tasks)` : "",
+      ].filter(Boolean);
       const why =
         s.valid === 0
           ? `no valid episode rows in the input (${s.bad} rows failed the schema${s.badExamples[0] ? `, first: ${s.badExamples[0]}` : ""})`
           : s.entries.length === 0
-            ? `${s.valid} valid rows, but none passed ${s.filtered ? `--keep ${o.keep}${o.minReward !== undefined ? `/--min-reward ${o.minReward}` : ""} (${s.filtered} filtered)` : ""}${s.excluded ? `${s.filtered ? " and " : ""}--exclude-mrns-from (${s.excluded} rows of held-out patients)` : ""}`
+            ? `${s.valid} valid rows, but none passed ${dropped.join(" and ")}`
             : "every row was dropped by --dedupe/--max-per-task";
       throw new DatasetError(`no rows kept: ${why}`);
     }
     for (const split of plan.splits) if (!split.entries.length) log(`split ${split.name} is empty (too few patients for its fraction): left out`);
-    const firstSplit = plan.splits.find((sp) => sp.entries.length)!;
-    const example = plainRow(inputs.trlRow(o.inputs[firstSplit.entries[0]!.file]!, firstSplit.entries[0]!));
 
-    const closing: Promise<FileEntry>[] = [];
-    // Awaited together after the last chunk; a build that fails before then must not leave them unhandled.
-    const close = (file: { close(): Promise<FileEntry> }) => {
-      const done = file.close();
-      done.catch(() => {});
-      closing.push(done);
-    };
-    const cardSplits: CardSplit[] = plan.splits.map((sp) => ({
-      name: sp.name,
-      rows: sp.entries.length,
-      jsonl: { files: [], bytes: 0 },
-      ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}),
-    }));
-    // Output is written by libuv's threads while this one renders the next chunk, 64 MB in flight at most.
-    const budget = new WriteBudget();
-    let shardFiles: { jsonl: CountedFile; arrow?: ArrowStreamFile } | undefined;
-    let openai: CountedFile | undefined;
-    const closeShard = (cs: CardSplit) => {
-      if (!shardFiles) return;
-      // Closing ends a file (its size is final now); its hash is awaited after the last chunk.
-      const { jsonl, arrow } = shardFiles;
-      close(jsonl);
-      cs.jsonl.files.push(jsonl.path);
-      cs.jsonl.bytes += jsonl.bytes;
-      if (arrow && cs.arrow) {
-        close(arrow);
-        cs.arrow.files.push(arrow.path);
-        cs.arrow.bytes += arrow.bytes;
+    const files: FileEntry[] = [];
+    const cardSplits: CardSplit[] = [];
+    let openaiSkipped = 0;
+    let example: TrlRow | undefined;
+    for (const sp of plan.splits) {
+      if (!sp.entries.length) continue;
+      const cs: CardSplit = { name: sp.name, rows: sp.entries.length, jsonl: { files: [], bytes: 0 }, ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}) };
+      const openai = o.formats.includes("openai") ? new HashedFile(join(dir, "openai", `${sp.name}.jsonl`), `openai/${sp.name}.jsonl`) : undefined;
+      const shards = Math.ceil(sp.entries.length / o.shardRows);
+      for (let shard = 0; shard < shards; shard++) {
+        const name = shardName(sp.name, shard, shards);
+        const jsonl = new HashedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`);
+        const arrow = o.formats.includes("arrow") ? new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) : undefined;
+        for (const e of sp.entries.slice(shard * o.shardRows, (shard + 1) * o.shardRows)) {
+          const row = reader.row(e);
+          example ??= row;
+          const line = `${JSON.stringify(row)}\n`;
+          jsonl.write(line, 1);
+          arrow?.add(row, line.length);
+          if (openai) {
+            const record = toOpenAiRecord(row);
+            if (record) openai.write(`${JSON.stringify(record)}\n`, 1);
+            else openaiSkipped++;
+          }
+        }
+        for (const [entry, list] of [[jsonl.close(), cs.jsonl], ...(arrow && cs.arrow ? [[arrow.close(), cs.arrow] as const] : [])] as const) {
+          files.push(entry);
+          list.files.push(entry.path);
+          list.bytes += entry.bytes;
+        }
       }
-      shardFiles = undefined;
-    };
-    const closeSplit = (cs: CardSplit) => {
-      closeShard(cs);
       if (openai) {
-        close(openai);
-        cs.openai = openai.path;
-        openai = undefined;
+        const entry = openai.close();
+        files.push(entry);
+        cs.openai = entry.path;
       }
-    };
-    const chunks = chunksOf(plan.splits, o.shardRows);
-    let at: { split: number; shard: number } | undefined;
-    const render = (c: Chunk) => pool.renderChunk({ paths: o.inputs, rows: c.rows.map(({ file, off, len }) => ({ file, off, len })), formats: o.formats });
-    for await (const [c, rendered] of inOrder(chunks, render, pool.threads + 1)) {
-      if (at?.split !== c.split || at.shard !== c.shard) {
-        if (at && at.split !== c.split) closeSplit(cardSplits[at.split]!);
-        else if (at) closeShard(cardSplits[at.split]!);
-        const split = plan.splits[c.split]!.name;
-        const name = shardName(split, c.shard, c.shards);
-        shardFiles = {
-          jsonl: new CountedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`, hasher, budget),
-          ...(o.formats.includes("arrow") ? { arrow: new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`, hasher, budget) } : {}),
-        };
-        if (at?.split !== c.split && o.formats.includes("openai")) openai = new CountedFile(join(dir, "openai", `${split}.jsonl`), `openai/${split}.jsonl`, hasher, budget);
-        at = c;
-      }
-      const { jsonl, arrow, openai: openaiBytes } = rendered;
-      shardFiles!.jsonl.write(jsonl, c.rows.length, () => pool.recycle(jsonl));
-      if (arrow) shardFiles!.arrow?.addBatch(arrow, c.rows.length, () => pool.recycle(arrow));
-      if (openaiBytes) openai?.write(openaiBytes, c.rows.length, () => pool.recycle(openaiBytes));
-      await budget.room();
+      cardSplits.push(cs);
     }
-    if (at) closeSplit(cardSplits[at.split]!);
-    const files = await Promise.all(closing);
     o.inputs.forEach((path, i) => {
       const now = statSync(path);
-      if (now.size !== s.stamps[i]!.size || now.mtimeMs !== s.stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
+      if (now.size !== stamps[i]!.size || now.mtimeMs !== stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
     });
-    const nonEmptySplits = cardSplits.filter((cs) => cs.rows > 0);
 
     const finalEntries = plan.splits.flatMap((sp) => sp.entries);
     const counts = new Map<string, { suite: string; type: string; branch: string; perSplit: number[] }>();
-    plan.splits.forEach((sp, i) => {
+    const nonEmpty = plan.splits.filter((sp) => sp.entries.length);
+    nonEmpty.forEach((sp, i) => {
       for (const e of sp.entries) {
         const key = `${e.suite}\u0000${e.type}\u0000${e.branch}`;
-        const c = counts.get(key) ?? { suite: e.suite, type: e.type, branch: e.branch, perSplit: plan.splits.map(() => 0) };
+        const c = counts.get(key) ?? { suite: e.suite, type: e.type, branch: e.branch, perSplit: nonEmpty.map(() => 0) };
         c.perSplit[i]!++;
         counts.set(key, c);
       }
     });
-    const nonEmpty = plan.splits.map((sp, i) => (sp.entries.length ? i : -1)).filter((i) => i >= 0);
-    const usedSources = [...new Set(finalEntries.map((e: Entry) => e.src))].sort((a, b) => a - b).map((i) => s.sources[i]!);
-    const excludeInfo = heldOut.sources.map((src) => ({ file: basename(src.path), sha256: createHash("sha256").update(readFileSync(src.path)).digest("hex"), mrns: src.mrns.length }));
+    const usedSources = [...new Set(finalEntries.map((e) => e.src))].map((i) => s.sources[i]!);
+    const heldOut = heldOutRecord(sources);
     const stats = {
       rows_read: s.valid + s.bad,
       invalid: s.bad,
       valid: s.valid,
       filtered: s.filtered,
+      unclean: s.unclean,
       excluded: s.excluded,
+      excluded_patient: s.excludedBy.patient,
+      excluded_task: s.excludedBy.task,
+      excluded_instruction: s.excludedBy.instruction,
       duplicates: plan.duplicates,
       deduped: plan.deduped,
       capped: plan.capped,
       kept: finalEntries.length,
+      openai_untrainable: openaiSkipped,
     };
     const card = renderCard({
       name: o.name,
       license: o.license,
       ehrgymVersion: EHRGYM_VERSION,
-      splits: nonEmptySplits,
-      counts: [...counts.values()]
-        .map((c) => ({ ...c, perSplit: nonEmpty.map((i) => c.perSplit[i]!) }))
-        .sort((a, b) => (`${a.suite}\u0000${a.type}\u0000${a.branch}` < `${b.suite}\u0000${b.type}\u0000${b.branch}` ? -1 : 1)),
+      splits: cardSplits,
+      counts: [...counts.values()].sort((a, b) => (`${a.suite}\u0000${a.type}\u0000${a.branch}` < `${b.suite}\u0000${b.type}\u0000${b.branch}` ? -1 : 1)),
       sources: usedSources,
+      showEndpoint: o.showEndpoint ?? false,
       passByModel: [...s.passByModel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       stats,
       options: {
@@ -280,23 +274,23 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         fractions: o.splits.map((x) => x.fraction),
         shardRows: o.shardRows,
       },
-      exclude: excludeInfo,
-      excluded: { rows: s.excluded, patients: s.excludedPatients.size },
+      heldOut,
+      excluded: { rows: s.excluded, patients: s.excludedPatients.size, byKind: s.excludedBy },
       noPatient: finalEntries.filter((e) => !e.patient).length,
+      patientSources: [...new Set(finalEntries.map((e) => e.patientSource))].sort(),
       seeds: metaSeeds(o.inputs),
-      example,
+      ...(example ? { example } : {}),
     });
     const cardBytes = Buffer.from(card);
     writeFileSync(join(dir, "README.md"), cardBytes);
-    files.unshift({ path: "README.md", rows: 0, bytes: cardBytes.length, sha256: createHash("sha256").update(cardBytes).digest("hex") });
+    files.unshift({ path: "README.md", rows: 0, bytes: cardBytes.length, sha256: sha256(cardBytes) });
 
     const manifest: Manifest = {
-      format: "ehrgym-dataset/1",
+      format: "ehrgym-dataset/2",
       name: o.name,
       license: o.license,
       ehrgym_version: EHRGYM_VERSION,
       build: {
-        command: o.command,
         options: {
           keep: o.keep,
           min_reward: o.minReward ?? null,
@@ -309,15 +303,14 @@ async function buildInto(dir: string, o: BuildOptions, heldOut: HeldOut, log: (l
         },
       },
       inputs: s.inputs,
-      exclude_mrns_from: heldOut.sources.map((src, i) => ({ path: src.path, sha256: excludeInfo[i]!.sha256, mrns: src.mrns.length })),
-      splits: plan.splits.filter((sp) => sp.entries.length).map((sp) => ({ name: sp.name, rows: sp.entries.length })),
+      held_out: heldOut,
+      splits: nonEmpty.map((sp) => ({ name: sp.name, rows: sp.entries.length })),
       counts: stats,
       files,
     };
     writeFileSync(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     return { rows: finalEntries.length, splits: manifest.splits, bad: s.bad, badExamples: s.badExamples, manifest };
   } finally {
-    inputs.close();
-    await Promise.all([pool.close(), hasher.close()]);
+    reader.close();
   }
 }

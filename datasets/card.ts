@@ -3,6 +3,7 @@
 // input file names or build time, so the same rows give the same card.
 import { stringify } from "yaml";
 import { cardFeatures } from "./features.ts";
+import type { HeldOutRecord } from "./exclude.ts";
 import { renderChat } from "./render.ts";
 import type { SourceInfo } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
@@ -23,12 +24,16 @@ export interface CardInput {
   /** [suite, type, branch, per-split counts in split order] */
   counts: { suite: string; type: string; branch: string; perSplit: number[] }[];
   sources: SourceInfo[];
+  /** Name the endpoints' hosts (--show-endpoint); else only the endpoint kind. */
+  showEndpoint: boolean;
   passByModel: [string, { n: number; correct: number }][];
   stats: Record<string, number>;
   options: { keep: string; minReward?: number; dedupe: boolean; maxPerTask?: number; seed: number; fractions: number[]; shardRows: number };
-  exclude: { file: string; sha256: string; mrns: number }[];
-  excluded: { rows: number; patients: number };
+  heldOut: HeldOutRecord;
+  excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
+  /** The rows' `patient_source` values: "synthetic (...)", "population FILE", "data DIR", "not recorded". */
+  patientSources: string[];
   seeds: number[];
   example?: TrlRow;
 }
@@ -77,7 +82,7 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
 export function renderCard(c: CardInput): string {
   const total = c.splits.reduce((n, s) => n + s.rows, 0);
   const models = uniq(c.sources.map((s) => s.model));
-  const kinds = uniq(c.sources.map((s) => (s.base_url_host ? `${s.kind} (${s.base_url_host})` : s.kind)));
+  const kinds = uniq(c.sources.map((s) => (c.showEndpoint && s.base_url_host ? `${s.kind} (${s.base_url_host})` : s.kind)));
   const sampling = uniq(c.sources.map((s) => (s.sampling && Object.keys(s.sampling).length ? JSON.stringify(s.sampling) : "endpoint defaults")));
   const protocols = uniq(c.sources.map((s) => s.protocol));
   const versions = uniq(c.sources.map((s) => s.ehrgym_version ?? "not recorded"));
@@ -96,17 +101,29 @@ export function renderCard(c: CardInput): string {
     return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, ...v, sum(v)]);
   };
 
-  const decontamination = c.exclude.length
-    ? `Rows whose patient appears in these evaluation files were removed (the row's MRN, or any MRN of a held-out patient in its transcript):\n\n${table(
-        ["file", "sha256", "patients"],
-        c.exclude.map((e) => [`\`${e.file}\``, `\`${e.sha256.slice(0, 16)}…\``, e.mrns]),
-      )}\n\nThis removed **${num(c.excluded.rows)} rows** (${num(c.excluded.patients)} distinct held-out patients). \`ehrgym dataset validate --exclude-mrns-from FILE\` checks it again.`
-    : "No evaluation file was given to `--exclude-mrns-from`: nothing was removed for decontamination. Do not evaluate on patients that appear here.";
+  const ex = c.excluded;
+  const decontamination = c.heldOut.files.length
+    ? `Rows that touch these evaluation files were removed: rows of their patients (the row's MRN, or any MRN of a held-out patient in its transcript), rows of their tasks (same suite and task id), and rows whose prompt holds one of their instructions (lookups of a missing patient have no MRN: only the task or its text catches them):\n\n${table(
+        ["file", "sha256", "patients", "tasks"],
+        c.heldOut.files.map((e) => [`\`${e.file}\``, `\`${e.sha256.slice(0, 16)}…\``, e.patients, e.tasks]),
+      )}\n\nThis removed **${num(ex.rows)} rows**: ${num(ex.byKind.patient)} for a held-out patient (${num(ex.patients)} distinct), ${num(ex.byKind.task)} for an evaluation task, ${num(ex.byKind.instruction)} for an evaluation instruction. \`manifest.json\` keeps the held-out patients and tasks as sha256 hashes, and \`ehrgym dataset validate\` checks every row against them (with \`--exclude-mrns-from FILE\`, against the files' instructions too).`
+    : "No evaluation file was given to `--exclude-mrns-from`: nothing was removed for decontamination. Do not evaluate on patients or tasks that appear here.";
+
+  const keepRule =
+    o.keep === "clean"
+      ? "Only trajectories the grader marked correct (reward 1) **and whose every assistant turn is a valid action** are kept (`--keep clean`): a trajectory that recovered from an invalid turn (a tool call whose arguments are not a JSON object, an unknown tool, a text turn that is not GET/POST/FINISH, a POST whose payload is not JSON) is left out, so no row teaches a mistake."
+      : o.keep === "correct"
+        ? "Trajectories the grader marked correct (reward 1) are kept (`--keep correct`), including ones that recovered from an invalid assistant turn; in the openai format such turns carry `weight: 0`, and in the other formats they are kept as the model wrote them (tool-call `arguments` then a string): mask them if you train on those rows."
+        : "Trajectories of every reward are kept (`--keep all`, reward column), e.g. for DPO/KTO pairs; the openai format holds only lines with a turn to train on (correct trajectories' valid turns carry `weight: 1`, every other turn `weight: 0`).";
+  const synthetic = c.patientSources.every((p) => p.startsWith("synthetic"));
+  const patients = synthetic
+    ? "The patients are synthetic (ehrgym's seeded EHR generator: " + c.patientSources.join("; ") + "): no real patient data."
+    : `The patients came from: ${c.patientSources.join("; ")}. Rows from a population file or a data folder hold whatever that population holds: check its licence and whether it is real patient data before you publish.`;
 
   const loss = "Only assistant turns should carry loss: TRL's `assistant_only_loss=True` (needs a chat template with generation markers), `weight` in the openai format.";
   const body = [
     `# ${c.name}`,
-    `Supervised fine-tuning data for clinical EHR agents: ${num(total)} agent trajectories on MedAgentBench-style tasks (FHIR R4), each a whole conversation with the environment's replies and the grader's reward, made with ehrgym from rollout rows. ${o.keep === "correct" ? "Only trajectories the grader marked correct (reward 1) are kept: rejection sampling." : "Trajectories of every reward are kept (reward column), e.g. for DPO/KTO pairs."}`,
+    `Supervised fine-tuning data for clinical EHR agents: ${num(total)} agent trajectories on MedAgentBench-style tasks (FHIR R4), each a whole conversation with the environment's replies and the grader's reward, made with ehrgym from rollout rows. ${keepRule}`,
     `## How it was made`,
     table(
       ["", ""],
@@ -115,6 +132,7 @@ export function renderCard(c: CardInput): string {
         ["endpoint kind", list(kinds)],
         ["sampling", list(sampling)],
         ["protocol", list(protocols)],
+        ["patients", list(c.patientSources)],
         ["ehrgym version (rows)", list(versions)],
         ["ehrgym version (build)", c.ehrgymVersion],
         ["task suites", list(suites)],
@@ -123,7 +141,7 @@ export function renderCard(c: CardInput): string {
         ["build", `keep ${o.keep}${o.minReward !== undefined ? `, min reward ${o.minReward}` : ""}${o.dedupe ? ", dedupe" : ""}${o.maxPerTask !== undefined ? `, at most ${o.maxPerTask} per task` : ""}; splits ${splitNames.map((n, i) => `${n} ${o.fractions[i]}`).join(" / ")} by patient, seed ${o.seed}; shards of ${num(o.shardRows)} rows`],
       ],
     ),
-    `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap; **${num(total)} kept**. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,
+    `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.stats.unclean ?? 0)} correct but with an invalid action (left out by --keep clean), ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap; **${num(total)} kept**${c.stats.openai_untrainable ? ` (${num(c.stats.openai_untrainable)} of them have no turn to train on and are not in the openai format)` : ""}. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,
     `### Teacher pass rate on the generated tasks`,
     table(["model", "episodes", "correct", "pass rate"], c.passByModel.map(([m, p]) => [m, p.n, p.correct, pct(p.correct, p.n)])),
     `## Counts`,
@@ -138,8 +156,8 @@ export function renderCard(c: CardInput): string {
     `## Decontamination`,
     decontamination,
     `## Row`,
-    "Columns: `messages` (list of {role, content, tool_calls, tool_call_id, name}; tool-call `arguments` are JSON strings), `tools` (the offered tool list as a JSON string, null in the text protocol), `id`, `task_id`, `suite`, `type`, `branch`, `kind`, `patient` (MRN), `reward`, `partial_credit`, `status`, `protocol`, `model`, `rounds`, `sample`, `prompt_tokens`, `completion_tokens`. " +
-      loss,
+    "Columns: `messages` (each message a JSON object with only the keys it has: `role`, `content`, and `tool_calls` / `tool_call_id` / `name` where present; no `null` placeholders), `tools` (the offered tool list, null in the text protocol), `id`, `task_id`, `suite`, `type`, `branch`, `kind`, `patient` (MRN), `patient_source` (where the patients came from), `reward`, `partial_credit`, `status`, `protocol`, `model`, `rounds`, `sample`, `prompt_tokens`, `completion_tokens`. " + loss,
+    "Representation: `messages` and `tools` are `datasets` `Json` features (Arrow `arrow.json` text), so `load_dataset` gives each message as a plain dict and each tool call's `arguments` as a dict, which chat templates that render arguments with `tojson` (Qwen2.5, Qwen3, Llama 3.1, TRL's) print as a JSON object. The openai format keeps OpenAI's own form: `arguments` as JSON strings.",
     ...(c.example ? ["### Example (first training row)", "```text", renderChat(c.example, 400), "```"] : []),
     `## How to load`,
     "```python",
@@ -147,17 +165,16 @@ export function renderCard(c: CardInput): string {
     `ds = load_dataset("<user>/${c.name}")              # JSONL (default config)`,
     `ds = load_dataset("<user>/${c.name}", "arrow")     # the same rows from the Arrow files`,
     "```",
-    "TRL (`tools` is a JSON string: decode it when your template wants a list):",
+    "TRL (rows are conversational with `tools`, as `SFTTrainer` reads them):",
     "```python",
-    "import json",
     "from trl import SFTConfig, SFTTrainer",
-    `ds = load_dataset("<user>/${c.name}", split="train").map(lambda r: {"tools": json.loads(r["tools"]) if r["tools"] else None})`,
+    `ds = load_dataset("<user>/${c.name}", split="train")`,
     'trainer = SFTTrainer(model="Qwen/Qwen2.5-7B-Instruct", train_dataset=ds, args=SFTConfig(assistant_only_loss=True))',
     "trainer.train()",
     "```",
     "OpenAI fine-tuning: upload `openai/train.jsonl` (and `openai/validation.jsonl` when present) as is: `openai api files.create -f openai/train.jsonl -p fine-tune`.",
     `## Licence`,
-    `${c.license}. The patients are synthetic (ehrgym's seeded EHR generator): no real patient data, unless the person who built this dataset supplied their own population.`,
+    `${c.license}. ${patients}`,
   ];
   return `---\n${stringify(cardHeader(c), { lineWidth: 0 })}---\n\n${body.join("\n\n")}\n`;
 }

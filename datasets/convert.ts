@@ -1,17 +1,13 @@
-// An episode row (ROLLOUT.md) as a dataset row (format trl), and a dataset row as a line of
-// format openai. Ids are content-free: hash of (suite, task_id, sample, source run).
+// An episode row (ROLLOUT.md) as a dataset row (format trl), and a dataset row as a line of format
+// openai. Ids are content-free: hash of (suite, task_id, sample, source run).
 import { createHash } from "node:crypto";
 import type { EpisodeRow } from "../rollout/index.ts";
-import { plainText, type Text } from "./rowline.ts";
-import type { TrlMessage, TrlRow } from "./schema.ts";
+import { invalidTurns } from "./checks.ts";
+import type { TrlMessage, TrlRow, TrlToolCall } from "./schema.ts";
+export { OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS } from "./checks.ts";
 
-type EpisodeMessage = EpisodeRow["messages"][number];
-/** Rows and messages whose contents may be LongText (read by parseRowLine); `string` gives the plain types. */
-export type MessageOf<C extends Text> = Omit<EpisodeMessage, "content"> & { content: C | null };
-export type EpisodeRowOf<C extends Text> = Omit<EpisodeRow, "messages"> & { messages: MessageOf<C>[] };
-export type TrlMessageOf<C extends Text> = Omit<TrlMessage, "content"> & { content: C | null };
-export type TrlRowOf<C extends Text> = Omit<TrlRow, "messages"> & { messages: TrlMessageOf<C>[] };
 type RunFields = Pick<EpisodeRow, "suite" | "task_id" | "sample" | "policy" | "protocol">;
+type EpisodeMessage = EpisodeRow["messages"][number];
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -41,25 +37,39 @@ export function rowId(row: RunFields): string {
 }
 
 /** What --dedupe compares: the assistant turns (text and tool calls, tool-call ids left out). */
-export function assistantHash(messages: readonly TrlMessageOf<Text>[]): string {
-  const turns = messages.filter((m) => m.role === "assistant").map((m) => [m.content, (m.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments])]);
+export function assistantHash(messages: readonly EpisodeMessage[]): string {
+  const turns = messages.filter((m) => m.role === "assistant").map((m) => [m.content ?? null, (m.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments])]);
   return sha(JSON.stringify(turns));
 }
 
-export function toTrlMessages<C extends Text = string>(messages: readonly MessageOf<C>[]): TrlMessageOf<C>[] {
+/** Tool-call arguments as a JSON object when they are one; else the model's text as it was. */
+export function argumentsValue(text: string): Record<string, unknown> | string {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // not JSON: kept as the model wrote it (only in rows kept with --keep correct|all)
+  }
+  return text;
+}
+
+/** Messages with only the keys they have (no nulls for absent fields) and arguments as objects. */
+export function toTrlMessages(messages: readonly EpisodeMessage[]): TrlMessage[] {
   return messages.map((m) => ({
     role: m.role,
     content: m.content ?? null,
-    tool_calls: m.tool_calls?.length ? m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } })) : null,
-    tool_call_id: m.tool_call_id ?? null,
-    name: m.name ?? null,
+    ...(m.tool_calls?.length
+      ? { tool_calls: m.tool_calls.map((c): TrlToolCall => ({ id: c.id, type: "function", function: { name: c.function.name, arguments: argumentsValue(c.function.arguments) } })) }
+      : {}),
+    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+    ...(m.name ? { name: m.name } : {}),
   }));
 }
 
-export function toTrlRow<C extends Text = string>(row: EpisodeRowOf<C>): TrlRowOf<C> {
+export function toTrlRow(row: EpisodeRow): TrlRow {
   return {
     messages: toTrlMessages(row.messages),
-    tools: row.tools && row.tools.length ? JSON.stringify(row.tools) : null,
+    tools: row.tools && row.tools.length ? (row.tools as TrlRow["tools"]) : null,
     id: rowId(row),
     task_id: row.task_id,
     suite: row.suite,
@@ -67,6 +77,7 @@ export function toTrlRow<C extends Text = string>(row: EpisodeRowOf<C>): TrlRowO
     branch: row.branch ?? null,
     kind: row.kind,
     patient: row.mrn ?? "",
+    patient_source: row.patients ?? "not recorded",
     reward: row.reward,
     partial_credit: row.partial_credit ?? null,
     status: row.status,
@@ -79,37 +90,40 @@ export function toTrlRow<C extends Text = string>(row: EpisodeRowOf<C>): TrlRowO
   };
 }
 
-/** The row with every LongText content made one string (to show it, not to write it). */
-export function plainRow(row: TrlRowOf<Text>): TrlRow {
-  return { ...row, messages: row.messages.map((m) => ({ ...m, content: m.content === null ? null : plainText(m.content) })) };
+export interface OpenAiRecord {
+  messages: Record<string, unknown>[];
+  tools?: unknown[];
+  parallel_tool_calls?: boolean;
 }
 
-/** The message fields OpenAI's fine-tuning upload accepts, per role. */
-export const OPENAI_MESSAGE_FIELDS: Record<TrlMessage["role"], readonly string[]> = {
-  system: ["role", "content", "name"],
-  user: ["role", "content", "name"],
-  assistant: ["role", "content", "name", "tool_calls", "weight"],
-  tool: ["role", "content", "tool_call_id"],
-};
-export const OPENAI_LINE_FIELDS = ["messages", "tools", "parallel_tool_calls"] as const;
-
-/** One line of format openai: only what the upload accepts; assistant turns weighted 1 when the episode was correct. */
-export function toOpenAiLine(row: TrlRow): string {
-  return JSON.stringify(toOpenAiRecord(row));
-}
-
-/** The object toOpenAiLine serializes (messages first). */
-export function toOpenAiRecord(row: TrlRowOf<Text>): { messages: Record<string, unknown>[]; tools?: unknown[]; parallel_tool_calls: false } {
-  const weight = row.reward === 1 ? 1 : 0;
-  const messages = row.messages.map((m) => {
+/**
+ * A row in format openai, or undefined when it has no turn to train on. Assistant turns weigh 1
+ * when the episode was correct and the turn is a valid action, else 0; `arguments` are JSON
+ * strings; `tools` and `parallel_tool_calls` only in the tool protocol, the latter true when a turn
+ * calls several tools. A conversation ends on the assistant's last turn: its final tool calls
+ * (`finish`) get no reply, as in OpenAI's function-calling fine-tuning examples, which end on the
+ * assistant message that makes the calls.
+ */
+export function toOpenAiRecord(row: TrlRow): OpenAiRecord | undefined {
+  const invalid = new Set(invalidTurns(row).map((t) => t.index));
+  let trainable = 0;
+  const messages = row.messages.map((m, i) => {
     const out: Record<string, unknown> = { role: m.role, content: m.content };
-    if (m.name !== null && m.role !== "tool") out.name = m.name;
+    if (m.name !== undefined && m.role !== "tool") out.name = m.name;
     if (m.role === "assistant") {
-      if (m.tool_calls) out.tool_calls = m.tool_calls;
-      out.weight = weight;
+      if (m.tool_calls)
+        out.tool_calls = m.tool_calls.map((c) => ({
+          id: c.id,
+          type: c.type,
+          function: { name: c.function.name, arguments: typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments) },
+        }));
+      out.weight = row.reward === 1 && !invalid.has(i) ? 1 : 0;
+      trainable += out.weight as number;
     }
     if (m.role === "tool") out.tool_call_id = m.tool_call_id;
     return out;
   });
-  return { messages, ...(row.tools !== null ? { tools: JSON.parse(row.tools) as unknown[] } : {}), parallel_tool_calls: false };
+  if (!trainable) return undefined;
+  if (row.tools === null) return { messages };
+  return { messages, tools: row.tools, parallel_tool_calls: row.messages.some((m) => (m.tool_calls?.length ?? 0) > 1) };
 }

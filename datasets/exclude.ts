@@ -1,8 +1,12 @@
-// --exclude-mrns-from: the patients of evaluation files, never to appear in training data.
-// Accepts official task files (JSON array), ehrgym task files (JSONL) and MRN lists (one per line, # comments).
+// --exclude-mrns-from: evaluation files whose patients and tasks must never appear in training data.
+// Accepts official task files (JSON array), ehrgym task files (JSONL) and MRN lists (one per line,
+// # comments). A row is held out when it touches a held-out patient (its MRN, or any MRN-shaped
+// token of its transcript), is one of the files' tasks (same suite and task id), or its prompt holds
+// one of their instructions ("Patient not found" lookups have no MRN: only the task catches them).
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { parseTaskFile, TaskFileError } from "../env/tasks/index.ts";
-import type { Text } from "./rowline.ts";
 
 export class ExcludeFileError extends Error {
   constructor(message: string) {
@@ -15,21 +19,36 @@ const MRN = /^[A-Za-z0-9\-.]{1,64}$/;
 
 export interface ExcludeSource {
   path: string;
+  sha256: string;
   mrns: string[];
+  /** `suite/task_id` of each task (none for MRN lists). */
+  tasks: string[];
+  /** Each task's instruction, whitespace collapsed. */
+  instructions: string[];
 }
 
+export const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
+const normalize = (text: string) => text.replace(/\s+/g, " ").trim();
+export const taskKey = (suite: string, taskId: string) => `${suite}/${taskId}`;
+
 export function readExcludeFile(path: string): ExcludeSource {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (err) {
     throw new ExcludeFileError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
+  const text = bytes.toString("utf8");
   const head = text.trimStart();
   let mrns: string[];
+  let tasks: string[] = [];
+  let instructions: string[] = [];
   if (head.startsWith("[") || head.startsWith("{")) {
     try {
-      mrns = parseTaskFile(text, { source: path }).flatMap((t) => (t.eval_MRN ? [t.eval_MRN] : []));
+      const parsed = parseTaskFile(text, { source: path });
+      mrns = parsed.flatMap((t) => (t.eval_MRN ? [t.eval_MRN] : []));
+      tasks = parsed.map((t) => taskKey(t.suite, t.id));
+      instructions = parsed.map((t) => normalize(t.instruction)).filter((s) => s.length >= 20);
     } catch (err) {
       if (err instanceof TaskFileError) throw new ExcludeFileError(err.message);
       throw err;
@@ -43,35 +62,74 @@ export function readExcludeFile(path: string): ExcludeSource {
       mrns.push(line);
     });
   }
-  if (!mrns.length) throw new ExcludeFileError(`${path}: names no patient (expected a task file with eval_MRN or an MRN list)`);
-  return { path, mrns: [...new Set(mrns)].sort() };
+  if (!mrns.length && !tasks.length) throw new ExcludeFileError(`${path}: names no patient or task (expected a task file or an MRN list)`);
+  const uniq = (xs: string[]) => [...new Set(xs)].sort();
+  return { path, sha256: sha256(bytes), mrns: uniq(mrns), tasks: uniq(tasks), instructions: uniq(instructions) };
 }
 
-/**
- * Whether a row touches a held-out patient: its own MRN, or any MRN-shaped token of its transcript
- * (rows without an `mrn` field, and lookups whose answer is a held-out MRN, are caught that way).
- */
+/** What a manifest records of the held-out set: file names and hashes, never paths or texts. */
+export interface HeldOutRecord {
+  files: { file: string; sha256: string; patients: number; tasks: number }[];
+  mrn_sha256: string[];
+  task_sha256: string[];
+}
+
+export function heldOutRecord(sources: ExcludeSource[]): HeldOutRecord {
+  const uniq = (xs: string[]) => [...new Set(xs)].sort();
+  return {
+    files: sources.map((s) => ({ file: basename(s.path), sha256: s.sha256, patients: s.mrns.length, tasks: s.tasks.length })).sort((a, b) => (a.file + a.sha256 < b.file + b.sha256 ? -1 : 1)),
+    mrn_sha256: uniq(sources.flatMap((s) => s.mrns.map((m) => sha256(m)))),
+    task_sha256: uniq(sources.flatMap((s) => s.tasks.map((t) => sha256(t)))),
+  };
+}
+
+export interface RowForHeldOut {
+  suite: string;
+  task_id: string;
+  patient: string;
+  messages: readonly { role: string; content?: string | null; tool_calls?: readonly { function: { arguments: unknown } }[] }[];
+}
+
+/** Why a row is held out ("patient X", "task Y", "instruction of task Y"), or undefined. */
 export class HeldOut {
-  readonly mrns: Set<string>;
-  constructor(readonly sources: ExcludeSource[]) {
+  private readonly mrns: Set<string>;
+  private readonly tasks: Set<string>;
+  private readonly instructions: string[];
+  /** Hashed sets (from a manifest): values are compared by their sha256. */
+  private readonly hashed: { mrns: Set<string>; tasks: Set<string> } | undefined;
+
+  constructor(readonly sources: ExcludeSource[], record?: Pick<HeldOutRecord, "mrn_sha256" | "task_sha256">) {
     this.mrns = new Set(sources.flatMap((s) => s.mrns));
+    this.tasks = new Set(sources.flatMap((s) => s.tasks));
+    this.instructions = [...new Set(sources.flatMap((s) => s.instructions))];
+    this.hashed = record && (record.mrn_sha256.length || record.task_sha256.length) ? { mrns: new Set(record.mrn_sha256), tasks: new Set(record.task_sha256) } : undefined;
   }
-  get size(): number {
-    return this.mrns.size;
+
+  get empty(): boolean {
+    return !this.mrns.size && !this.tasks.size && !this.hashed;
   }
-  /** The first held-out MRN the row touches, or undefined. */
-  hit(patient: string, texts: Iterable<Text | null>): string | undefined {
-    if (!this.mrns.size) return undefined;
-    if (patient && this.mrns.has(patient)) return patient;
-    for (const text of texts) {
-      if (!text) continue;
-      // A long text's parts are cut where no MRN-shaped token runs across (rowline.ts).
-      for (const part of typeof text === "string" ? [text] : text.parts) {
-        for (const m of part.matchAll(/[A-Za-z0-9][A-Za-z0-9\-.]*/g)) {
-          const token = m[0].replace(/\.+$/, "");
-          if (this.mrns.has(token)) return token;
+
+  private isMrn(token: string): boolean {
+    return this.mrns.has(token) || (this.hashed !== undefined && /\d/.test(token) && this.hashed.mrns.has(sha256(token)));
+  }
+
+  hit(row: RowForHeldOut): string | undefined {
+    if (this.empty) return undefined;
+    const key = taskKey(row.suite, row.task_id);
+    if (this.tasks.has(key) || this.hashed?.tasks.has(sha256(key))) return `evaluation task ${key}`;
+    if (row.patient && this.isMrn(row.patient)) return `held-out patient ${row.patient}`;
+    if (this.instructions.length) {
+      const firstAssistant = row.messages.findIndex((m) => m.role === "assistant");
+      const prompt = normalize(row.messages.slice(0, firstAssistant < 0 ? undefined : firstAssistant).flatMap((m) => (m.role === "user" || m.role === "system") && m.content ? [m.content] : []).join(" "));
+      for (const instruction of this.instructions) if (prompt.includes(instruction)) return `the instruction of an evaluation task ("${instruction.slice(0, 60)}…")`;
+    }
+    for (const m of row.messages) {
+      const texts = [m.content ?? "", ...(m.tool_calls ?? []).map((c) => (typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments)))];
+      for (const text of texts)
+        for (const match of text.matchAll(/[A-Za-z0-9][A-Za-z0-9\-.]*/g)) {
+          const token = match[0].replace(/\.+$/, "");
+          if (this.isMrn(token)) return `held-out patient ${token}`;
         }
-      }
     }
     return undefined;
   }

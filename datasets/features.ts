@@ -1,37 +1,44 @@
 // What the row schema becomes in each format that describes columns: the Arrow schema (with the
 // `datasets` features under the `huggingface` metadata key) and the card's dataset_info.features.
-import { Field, Float64, Int64, List, Schema, Struct, Utf8, type DataType } from "apache-arrow";
+// A JSON value is Utf8 text tagged with Arrow's canonical `arrow.json` extension, which is how
+// pyarrow stores `datasets`' Json feature.
+import { Field, Float64, Int64, List, Schema, Utf8, type DataType } from "apache-arrow";
 import { rowColumns, type Column } from "./schema.ts";
+
+const JSON_EXTENSION = new Map([
+  ["ARROW:extension:name", "arrow.json"],
+  ["ARROW:extension:metadata", ""],
+]);
+
+function arrowField(name: string, c: Column): Field {
+  return new Field(name, arrowType(c), true, c.kind === "json" ? JSON_EXTENSION : undefined);
+}
 
 function arrowType(c: Column): DataType {
   switch (c.kind) {
     case "string":
+    case "json":
       return new Utf8();
     case "int64":
       return new Int64();
     case "float64":
       return new Float64();
     case "list":
-      return new List(new Field("item", arrowType(c.item), true));
-    case "struct":
-      return new Struct(c.fields.map(([name, f]) => new Field(name, arrowType(f), true)));
+      return new List(arrowField("item", c.item));
   }
 }
 
-/**
- * The `datasets` Features as `Features.to_dict()` writes them: Value for scalars, a plain object
- * for a struct, a one-element array for a list (the form every `datasets` version reads).
- */
+/** The `datasets` Features as `Features.to_dict()` writes them. */
 export function hfFeature(c: Column): unknown {
   switch (c.kind) {
     case "string":
     case "int64":
     case "float64":
       return { dtype: c.kind === "string" ? "string" : c.kind, _type: "Value" };
+    case "json":
+      return { _type: "Json" };
     case "list":
-      return [hfFeature(c.item)];
-    case "struct":
-      return Object.fromEntries(c.fields.map(([name, f]) => [name, hfFeature(f)]));
+      return { feature: hfFeature(c.item), _type: "List" };
   }
 }
 
@@ -39,18 +46,11 @@ export function hfFeatures(): Record<string, unknown> {
   return Object.fromEntries(rowColumns().map(([name, c]) => [name, hfFeature(c)]));
 }
 
-/** Card YAML form (`dataset_info.features`): [{name, dtype} | {name, list} | {name, struct}]. */
+const dtype = (c: Column) => (c.kind === "string" ? "string" : c.kind);
+
+/** Card YAML form (`dataset_info.features`), as `Features._to_yaml_list()` writes it. */
 function cardFeature(name: string, c: Column): Record<string, unknown> {
-  switch (c.kind) {
-    case "list":
-      return c.item.kind === "struct"
-        ? { name, list: c.item.fields.map(([n, f]) => cardFeature(n, f)) }
-        : { name, sequence: cardFeature(name, c.item).dtype ?? cardFeature(name, c.item) };
-    case "struct":
-      return { name, struct: c.fields.map(([n, f]) => cardFeature(n, f)) };
-    default:
-      return { name, dtype: c.kind === "string" ? "string" : c.kind };
-  }
+  return c.kind === "list" ? { name, list: dtype(c.item) } : { name, dtype: dtype(c) };
 }
 
 export function cardFeatures(): Record<string, unknown>[] {
@@ -59,6 +59,8 @@ export function cardFeatures(): Record<string, unknown>[] {
 
 /** Every column nullable, as pyarrow and `datasets` make them; the zod schema decides what may be null. */
 export function arrowSchema(): Schema {
-  const fields = rowColumns().map(([name, c]) => new Field(name, arrowType(c), true));
-  return new Schema(fields, new Map([["huggingface", JSON.stringify({ info: { features: hfFeatures() } })]]));
+  return new Schema(
+    rowColumns().map(([name, c]) => arrowField(name, c)),
+    new Map([["huggingface", JSON.stringify({ info: { features: hfFeatures() } })]]),
+  );
 }

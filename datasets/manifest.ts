@@ -1,5 +1,6 @@
-// manifest.json: every file of the dataset (rows, bytes, sha256), the build command and its
-// inputs. Read back by `validate` and `push`, so it has a schema too.
+// manifest.json: every file of the dataset (rows, bytes, sha256), the build's options, its inputs by
+// file name and hash (never a local path), and the held-out set as hashes. Read back by `validate`
+// and `push`, so it has a schema too.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
@@ -11,13 +12,17 @@ export const ManifestFile = z.strictObject({ path: z.string().min(1), rows: z.in
 export type ManifestFile = z.infer<typeof ManifestFile>;
 
 export const Manifest = z.strictObject({
-  format: z.literal("ehrgym-dataset/1"),
+  format: z.literal("ehrgym-dataset/2"),
   name: z.string().min(1),
   license: z.string().min(1),
   ehrgym_version: z.string(),
-  build: z.strictObject({ command: z.string(), options: z.record(z.string(), z.unknown()) }),
-  inputs: z.array(z.strictObject({ path: z.string(), bytes: z.int().min(0), sha256: Sha, lines: z.int().min(0) })),
-  exclude_mrns_from: z.array(z.strictObject({ path: z.string(), sha256: Sha, mrns: z.int().min(0) })),
+  build: z.strictObject({ options: z.looseObject({ keep: z.enum(["clean", "correct", "all"]) }) }),
+  inputs: z.array(z.strictObject({ file: z.string(), bytes: z.int().min(0), sha256: Sha, lines: z.int().min(0) })),
+  held_out: z.strictObject({
+    files: z.array(z.strictObject({ file: z.string(), sha256: Sha, patients: z.int().min(0), tasks: z.int().min(0) })),
+    mrn_sha256: z.array(Sha),
+    task_sha256: z.array(Sha),
+  }),
   splits: z.array(z.strictObject({ name: z.string(), rows: z.int().min(0) })),
   counts: z.record(z.string(), z.int().min(0)),
   files: z.array(ManifestFile),

@@ -1,31 +1,41 @@
-// The dataset row (DATASETS.md "Row (format trl)"): one zod schema. The JSONL validator is this
-// schema; the Arrow schema, the `huggingface` schema metadata and the card's
-// `dataset_info.features` are all derived from it (features.ts) through its JSON Schema.
+// The dataset row (DATASETS.md "Row (format trl)", as issue 26 settles the representation): one zod
+// schema. The JSONL validator is this schema; the Arrow schema, the `huggingface` schema metadata and
+// the card's `dataset_info.features` are all derived from it (features.ts) through its JSON Schema.
+//
+// Messages and the tool list are JSON values (the `datasets` Json feature): each message keeps only
+// the keys it has (no `tool_calls: null`, which Llama 3.x templates reject) and tool-call `arguments`
+// are JSON objects, so chat templates that render them with `tojson` (Qwen2.5, Llama 3.x, TRL's)
+// print an object, not a quoted string. Format openai (convert.ts) keeps OpenAI's string form.
 import { z } from "zod";
+
+/** Marks a schema whose value is stored as JSON text in Arrow (datasets' `Json` feature). */
+const JSON_VALUE = "ehrgymJson";
+export const jsonValue = <T extends z.ZodType>(schema: T): T => schema.meta({ [JSON_VALUE]: true }) as T;
 
 export const TrlToolCall = z.strictObject({
   id: z.string().min(1),
   type: z.literal("function"),
-  /** `arguments` is a JSON string, as OpenAI returns it. */
-  function: z.strictObject({ name: z.string().min(1), arguments: z.string() }),
+  /** A JSON object; the model's text only when it was not one (an invalid turn, kept only by --keep correct|all). */
+  function: z.strictObject({ name: z.string().min(1), arguments: z.union([z.record(z.string(), z.unknown()), z.string()]) }),
 });
 export type TrlToolCall = z.infer<typeof TrlToolCall>;
 
-// Every key is present (null when absent) so JSONL rows read back exactly as `datasets` gives them
-// from either file (a unified schema fills missing keys with null).
 export const TrlMessage = z.strictObject({
   role: z.enum(["system", "user", "assistant", "tool"]),
   content: z.string().nullable(),
-  tool_calls: z.array(TrlToolCall).nullable(),
-  tool_call_id: z.string().nullable(),
-  name: z.string().nullable(),
+  tool_calls: z.array(TrlToolCall).min(1).optional(),
+  tool_call_id: z.string().min(1).optional(),
+  name: z.string().min(1).optional(),
 });
 export type TrlMessage = z.infer<typeof TrlMessage>;
 
+/** One tool of the offered list, as OpenAI's `tools` entries are written. */
+export const TrlTool = z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string().min(1) }) });
+
 export const TrlRow = z.strictObject({
-  messages: z.array(TrlMessage).min(2),
-  /** The tool list offered (tool protocol) as a JSON string, so all rows share one Arrow schema. */
-  tools: z.string().nullable(),
+  messages: z.array(jsonValue(TrlMessage)).min(2),
+  /** The tool list offered (tool protocol); null in the text protocol. */
+  tools: jsonValue(z.array(TrlTool)).nullable(),
   id: z.string().regex(/^[0-9a-f]{24}$/, "24 hex digits"),
   task_id: z.string().min(1),
   suite: z.string().min(1),
@@ -34,6 +44,8 @@ export const TrlRow = z.strictObject({
   kind: z.enum(["query", "action"]),
   /** The MRN; empty when the episode had no patient ("Patient not found" lookups). */
   patient: z.string(),
+  /** Where the patients came from: "synthetic (seed N)", "population FILE", or "not recorded" (older rows). */
+  patient_source: z.string().min(1),
   reward: z.number().min(0).max(1),
   partial_credit: z.number().nullable(),
   status: z.string().min(1),
@@ -48,13 +60,13 @@ export type TrlRow = z.infer<typeof TrlRow>;
 
 /** The column tree the Arrow schema and both feature descriptions are made from. */
 export type Column =
-  | { kind: "string" | "int64" | "float64"; nullable: boolean }
-  | { kind: "list"; nullable: boolean; item: Column }
-  | { kind: "struct"; nullable: boolean; fields: [string, Column][] };
+  | { kind: "string" | "int64" | "float64" | "json"; nullable: boolean }
+  | { kind: "list"; nullable: boolean; item: Column };
 
-type JsonSchema = { type?: string | string[]; anyOf?: JsonSchema[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; enum?: unknown[]; const?: unknown };
+type JsonSchema = { type?: string | string[]; anyOf?: JsonSchema[]; items?: JsonSchema; [JSON_VALUE]?: boolean };
 
 function columnOf(s: JsonSchema, where: string): Column {
+  if (s[JSON_VALUE]) return { kind: "json", nullable: false };
   if (s.anyOf) {
     const rest = s.anyOf.filter((x) => x.type !== "null");
     if (rest.length !== 1 || rest.length === s.anyOf.length) throw new Error(`${where}: only T | null unions map to a column`);
@@ -74,16 +86,13 @@ function columnOf(s: JsonSchema, where: string): Column {
       return { kind: "float64", nullable: false };
     case "array":
       return { kind: "list", nullable: false, item: columnOf(s.items ?? {}, `${where}[]`) };
-    case "object":
-      return { kind: "struct", nullable: false, fields: Object.entries(s.properties ?? {}).map(([k, v]) => [k, columnOf(v, `${where}.${k}`)]) };
     default:
       throw new Error(`${where}: no column type for JSON Schema type ${JSON.stringify(s.type)}`);
   }
 }
 
 /** The row's top-level columns, in the schema's key order. */
-export function rowColumns(schema: z.ZodType = TrlRow): [string, Column][] {
-  const root = columnOf(z.toJSONSchema(schema, { target: "draft-2020-12" }) as JsonSchema, "row");
-  if (root.kind !== "struct") throw new Error("the row schema must be an object");
-  return root.fields;
+export function rowColumns(schema: z.ZodObject = TrlRow): [string, Column][] {
+  const root = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as { properties: Record<string, JsonSchema> };
+  return Object.entries(root.properties).map(([k, v]) => [k, columnOf(v, `row.${k}`)]);
 }

@@ -1,13 +1,13 @@
-// `dataset validate`: the folder is what its manifest says (hashes, sizes, rows), every row
-// passes the schema and the row checks, splits are patient-disjoint, no held-out patient
-// appears, the card's YAML matches the files, the Arrow files hold the JSONL's rows.
+// `dataset validate`: the folder is what its manifest says (hashes, sizes, rows), every line passes
+// the checks of its format (checks.ts, the same ones `dataset check` runs), splits are
+// patient-disjoint, no held-out patient or task appears, the card's YAML matches the files, the
+// Arrow files hold the JSONL's rows.
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { RecordBatchReader } from "apache-arrow";
 import { parse } from "yaml";
-import { toolCallProblems } from "./checks.ts";
-import { OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS } from "./convert.ts";
+import { openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
@@ -62,8 +62,9 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     else if ((await sha256File(abs)) !== f.sha256) problem(`${f.path}: sha256 differs from manifest.json`);
   }
 
-  const excludePaths = opts.excludeMrnsFrom ?? manifest.exclude_mrns_from.map((e) => e.path).filter((p) => existsSync(p));
-  const heldOut = new HeldOut(excludePaths.map(readExcludeFile));
+  // the held-out set as the build recorded it (hashes), plus any files given now (their instructions too)
+  const heldOut = new HeldOut((opts.excludeMrnsFrom ?? []).map(readExcludeFile), manifest.held_out);
+  const keep = manifest.build.options.keep;
 
   // rows: schema, row checks, unique ids, patient-disjoint splits, decontamination
   const splitOfPatient = new Map<string, string>();
@@ -85,25 +86,21 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
         problem(`${where}: not JSON`);
         continue;
       }
+      const rowProblems = trlLineProblems(json, keep);
+      for (const p of rowProblems) problem(`${where}: ${p}`);
       const parsed = TrlRow.safeParse(json);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        problem(`${where}: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
-        continue;
-      }
+      if (!parsed.success) continue;
       const row = parsed.data;
       fileIds.push(row.id);
       if (ids.has(row.id)) problem(`${where}: id ${row.id} appears twice`);
       ids.add(row.id);
-      if (!row.messages.some((m) => m.role === "assistant")) problem(`${where}: no assistant turn`);
-      for (const p of toolCallProblems(row)) problem(`${where}: ${p}`);
       if (row.patient) {
         const other = splitOfPatient.get(row.patient);
         if (other && other !== split) problem(`${where}: patient ${row.patient} is in splits ${other} and ${split}`);
         splitOfPatient.set(row.patient, split);
       }
-      const hit = heldOut.hit(row.patient, row.messages.flatMap((m) => [m.content, ...(m.tool_calls ?? []).map((c) => c.function.arguments)]));
-      if (hit) problem(`${where}: held-out patient ${hit} (from --exclude-mrns-from)`);
+      const hit = heldOut.hit(row);
+      if (hit) problem(`${where}: ${hit} (decontamination: --exclude-mrns-from)`);
     }
     rows += n;
     idsByFile.set(f.path, fileIds);
@@ -140,13 +137,14 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
       if (!line.text) continue;
       n++;
       const where = `${f.path}:${line.lineNo}`;
-      const obj = JSON.parse(line.text) as Record<string, unknown>;
-      for (const k of Object.keys(obj)) if (!(OPENAI_LINE_FIELDS as readonly string[]).includes(k)) problem(`${where}: field ${k} is not accepted by OpenAI`);
-      for (const [i, m] of ((obj.messages as Record<string, unknown>[]) ?? []).entries()) {
-        const allowed = OPENAI_MESSAGE_FIELDS[m.role as keyof typeof OPENAI_MESSAGE_FIELDS];
-        if (!allowed) problem(`${where}: messages[${i}]: role ${String(m.role)}`);
-        else for (const k of Object.keys(m)) if (!allowed.includes(k)) problem(`${where}: messages[${i}].${k} is not accepted by OpenAI`);
+      let json: unknown;
+      try {
+        json = JSON.parse(line.text);
+      } catch {
+        problem(`${where}: not JSON`);
+        continue;
       }
+      for (const p of openAiLineProblems(json)) problem(`${where}: ${p}`);
     }
     if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
   }
@@ -173,4 +171,30 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     }
   }
   return { problems, rows, files: manifest.files.length };
+}
+
+/** `dataset check FILE...`: the checks of each line's format (a row has `task_id`: format trl; else format openai). */
+export async function checkFiles(paths: readonly string[], keep: Keep): Promise<{ path: string; rows: number; problems: string[] }[]> {
+  const out: { path: string; rows: number; problems: string[] }[] = [];
+  for (const path of paths) {
+    const problems: string[] = [];
+    let rows = 0;
+    for await (const line of readLines(path)) {
+      if (!line.text.trim()) continue;
+      rows++;
+      const where = `${path}:${line.lineNo}`;
+      let json: unknown;
+      try {
+        json = JSON.parse(line.text);
+      } catch {
+        problems.push(`${where}: not JSON`);
+        continue;
+      }
+      const trl = json !== null && typeof json === "object" && "task_id" in json;
+      for (const p of trl ? trlLineProblems(json, keep) : openAiLineProblems(json)) problems.push(`${where}: ${p}`);
+    }
+    if (!rows) problems.push(`${path}: no rows`);
+    out.push({ path, rows, problems });
+  }
+  return out;
 }

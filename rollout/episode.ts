@@ -30,6 +30,8 @@ export interface EpisodeOptions {
   /** 0-based index among the task's samples. */
   sample?: number;
   signal?: AbortSignal;
+  /** Where the EHR's patients came from (the row's `patients`). */
+  patients?: string;
 }
 
 const asMessage = (turn: AgentTurn): Message => (typeof turn === "string" ? { role: "assistant", content: turn } : turn);
@@ -121,6 +123,7 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
     started_at: startedAt.toISOString(),
     wall_ms: Math.round((performance.now() - t0) * 100) / 100,
     ehrgym_version: EHRGYM_VERSION,
+    ...(options.patients ? { patients: options.patients } : {}),
     ...(error ? { error } : {}),
   };
   handOverSentMessages(policy, messages, row);

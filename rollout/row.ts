@@ -76,6 +76,8 @@ export const EpisodeRow = z.object({
   started_at: z.string().optional(),
   wall_ms: z.number().min(0).optional(),
   ehrgym_version: z.string().optional(),
+  /** Where the EHR's patients came from: "synthetic (seed N, P patients)", "population FILE" or "data DIR". */
+  patients: z.string().optional(),
   error: z.string().optional(),
 });
 export type EpisodeRow = z.infer<typeof EpisodeRow>;

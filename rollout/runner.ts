@@ -194,6 +194,7 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
           ...(o.writes ? { writes: o.writes } : {}),
           sample: item.sample,
           signal: controller.signal,
+          ...(o.patients ? { patients: o.patients } : {}),
         });
         await record(row);
       } catch (err) {

@@ -144,9 +144,15 @@ async function main(raw: unknown): Promise<void> {
       },
     );
     await run("dataset", ["dataset", "build", "--from", teacherRows, "--out", ds, "--exclude-mrns-from", evalTasks, "--dedupe", "--force"], () => {
-      const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8")) as { files: { path: string; rows: number }[] };
-      const trl = manifest.files.filter((f) => f.path.startsWith("data/") && f.path.endsWith(".jsonl"));
-      return `${trl.reduce((s, f) => s + f.rows, 0)} rows (JSONL + Arrow + openai + card) -> ${rel(ds)}/`;
+      const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8")) as { counts: Record<string, number> };
+      const c = manifest.counts;
+      const removed = [
+        c.unclean ? `${c.unclean} with an invalid turn (--keep clean)` : "",
+        c.excluded ? `${c.excluded} of held-out patients or tasks` : "",
+        c.deduped ? `${c.deduped} repeating another's turns (--dedupe)` : "",
+        c.duplicates ? `${c.duplicates} duplicate ids` : "",
+      ].filter(Boolean);
+      return `${c.kept} rows (JSONL + Arrow + openai + card) -> ${rel(ds)}/${removed.length ? `; of the correct traces, left out: ${removed.join(", ")}` : ""}`;
     });
     await run("push", ["dataset", "push", ds, "--repo", "your-name/ehrgym-sft", "--dry-run"], () => `dry run: what \`dataset push\` would upload is in ${rel(join(logs, "push.log"))}`);
     await run("eval", ["eval", "--policy", "expert", "--tasks", evalTasks, "--data", data, "--no-progress", "--out", expertRows], () => {

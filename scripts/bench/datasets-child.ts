@@ -20,7 +20,6 @@ const r = await buildDataset({
   license: "mit",
   shardRows: 50_000,
   force: true,
-  command: "bench",
 });
 const seconds = (performance.now() - t0) / 1000;
 console.log(JSON.stringify({ seconds, rows: r.rows, outBytes: r.manifest.files.reduce((n, f) => n + f.bytes, 0) }));

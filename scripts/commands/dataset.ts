@@ -10,7 +10,10 @@ import type { Format } from "../../datasets/index.ts";
 const lib = () => import("../../datasets/index.ts");
 import { parseOptions, UsageError } from "./common.ts";
 
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
+const existingFile = z.string().superRefine((p, ctx) => {
+  if (!existsSync(p)) ctx.addIssue({ code: "custom", message: "no such file" });
+  else if (statSync(p).isDirectory()) ctx.addIssue({ code: "custom", message: "a directory, not a file (give the JSONL files in it, e.g. dir/*.jsonl)" });
+});
 const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 const list = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
 const SPLIT_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -19,11 +22,13 @@ export const BuildFlags = z
   .object({
     from: z.array(existingFile).min(1, "give at least one rollout JSONL"),
     out: z.string().min(1),
-    keep: z.enum(["correct", "all"]).default("correct"),
+    keep: z.enum(["clean", "correct", "all"]).default("clean"),
     maxPerTask: z.coerce.number().int().min(1).optional(),
     dedupe: z.boolean().default(false),
     minReward: z.coerce.number().min(0).max(1).optional(),
-    splitFractions: list.pipe(z.array(z.string().regex(/^\d*\.?\d+$/, "a number").transform(Number).pipe(z.number().min(0).max(1))).min(1)).optional(),
+    splitFractions: list
+      .pipe(z.array(z.string().regex(/^-?\d*\.?\d+$/, "a number").transform(Number).pipe(z.number().min(0, "a fraction from 0 to 1").max(1, "a fraction from 0 to 1"))).min(1))
+      .optional(),
     splits: list.pipe(z.array(z.string().regex(SPLIT_NAME, "split names are letters, digits and _")).min(1)).optional(),
     seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(0),
     excludeMrnsFrom: z.array(existingFile).default([]),
@@ -31,8 +36,8 @@ export const BuildFlags = z
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -").optional(),
     license: z.string().min(1).default("mit"),
     shardRows: z.coerce.number().int().min(1).default(50_000),
-    threads: z.coerce.number().int().min(0).max(64).optional(),
     force: z.boolean().default(false),
+    showEndpoint: z.boolean().default(false),
   })
   .strict();
 
@@ -49,9 +54,6 @@ function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: nu
   if (Math.abs(sum - 1) > 1e-6) throw new UsageError(`--split-fractions: the fractions add up to ${sum}, not 1`);
   return names.map((name, i) => ({ name, fraction: fractions[i]! }));
 }
-
-/** The command line as typed, for the manifest (nothing secret is ever a flag of this command). */
-const commandLine = () => ["ehrgym", ...process.argv.slice(2)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
@@ -73,14 +75,13 @@ async function runBuild(raw: unknown): Promise<number> {
       name: o.name ?? basename(resolve(o.out)),
       license: o.license,
       shardRows: o.shardRows,
-      ...(o.threads !== undefined ? { threads: o.threads } : {}),
       force: o.force,
-      command: commandLine(),
+      showEndpoint: o.showEndpoint,
       log: (line) => process.stderr.write(`${line}\n`),
     });
     const c = r.manifest.counts;
     process.stdout.write(
-      `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+      `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
     );
     return 0;
   } catch (err) {
@@ -101,6 +102,20 @@ async function buildOrValidateFailed(err: unknown): Promise<number> {
 
 const InspectFlags = z.object({ dir: existingDir, row: z.coerce.number().int().min(0).optional() }).strict();
 const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional() }).strict();
+const CheckFlags = z.object({ files: z.array(existingFile).min(1, "give at least one JSONL file"), keep: z.enum(["clean", "correct", "all"]).default("clean") }).strict();
+
+async function runCheck(raw: unknown): Promise<number> {
+  const o = parseOptions(CheckFlags, raw);
+  const { checkFiles } = await lib();
+  let failed = false;
+  for (const r of await checkFiles(o.files, o.keep)) {
+    for (const p of r.problems.slice(0, 20)) process.stderr.write(`${p}\n`);
+    if (r.problems.length > 20) process.stderr.write(`${r.path}: ${r.problems.length - 20} more problems\n`);
+    if (r.problems.length) failed = true;
+    else process.stdout.write(`${r.path}: ${r.rows} rows ok\n`);
+  }
+  return failed ? 1 : 0;
+}
 
 async function runInspect(raw: unknown): Promise<number> {
   const o = parseOptions(InspectFlags, raw);
@@ -151,9 +166,12 @@ async function runPush(raw: unknown): Promise<number> {
   const hubUrl = (o.hubUrl ?? process.env.HF_ENDPOINT)?.replace(/\/+$/, "");
   let files;
   try {
-    files = dryRun(o.dir);
+    files = await dryRun(o.dir);
   } catch (err) {
-    if (err instanceof DatasetError) throw new UsageError(err.message);
+    if (err instanceof DatasetError) {
+      process.stderr.write(`ehrgym: ${err.message}\n`);
+      return 1;
+    }
     throw err;
   }
   const target = `${hubUrl ?? "https://huggingface.co"}/datasets/${o.repo} (revision ${o.revision}${o.private ? ", private" : ""})`;
@@ -198,7 +216,7 @@ export function registerDataset(program: Command): void {
     .description("Make rollout JSONL into a dataset folder (JSONL + Arrow + openai format, card, manifest)")
     .requiredOption("--from <files...>", "rollout/eval JSONL files (any number of shards)")
     .requiredOption("--out <dir>", "dataset folder to create")
-    .option("--keep <which>", "correct (reward 1) | all", "correct")
+    .option("--keep <which>", "clean (reward 1, every assistant turn a valid action) | correct (reward 1) | all", "clean")
     .option("--max-per-task <k>", "at most K samples per task")
     .option("--dedupe", "drop trajectories whose assistant turns repeat another's for the same task")
     .option("--min-reward <r>", "keep rows with reward >= r")
@@ -210,8 +228,8 @@ export function registerDataset(program: Command): void {
     .option("--name <name>", "dataset name (default: the --out folder's name)")
     .option("--license <id>", "licence id for the card", "mit")
     .option("--shard-rows <n>", "rows per shard file", "50000")
-    .option("--threads <n>", "worker threads (0: none; default: one per core, at most 8, on machines of more than 2 cores, for inputs over 64 MB)")
     .option("--force", "replace an existing --out")
+    .option("--show-endpoint", "name the teacher endpoints' hosts in the card (default: only their kind)")
     .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
   dataset
     .command("inspect <dir>")
@@ -223,6 +241,11 @@ export function registerDataset(program: Command): void {
     .description("Check schema, hashes, patient-disjoint splits, decontamination and the card")
     .option("--exclude-mrns-from <files...>", "held-out task files or MRN lists (default: those the build used)")
     .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runValidate({ dir, ...opts })));
+  dataset
+    .command("check <files...>")
+    .description("Check SFT JSONL files line by line (format trl or openai): the checks `validate` runs on each file")
+    .option("--keep <which>", "the rule the rows were built with: clean flags invalid assistant turns in format trl", "clean")
+    .action(async (files: string[], opts: Record<string, unknown>) => exitWith(await runCheck({ files, ...opts })));
   dataset
     .command("push <dir>")
     .description("Publish the dataset folder to the Hugging Face Hub in one commit (no commit when nothing changed)")

@@ -1,10 +1,11 @@
 // What `eval` and `rollout` share: the EHR to run on, the tasks, and the model policy's flags.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
-import { generateStore } from "../../env/ehr/index.ts";
+import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_SEED, generateStore } from "../../env/ehr/index.ts";
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
@@ -154,6 +155,13 @@ export async function buildStore(o: SetupFlags): Promise<FhirStore> {
   });
   process.stderr.write(`generated ${store.size.toLocaleString("en-US")} resources in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   return store;
+}
+
+/** Where the EHR's patients come from, as rows record it (file names only, never a path). */
+export function patientSource(o: SetupFlags): string {
+  if (o.data) return `data ${basename(resolve(o.data))}`;
+  if (o.patientsFrom) return `population ${basename(o.patientsFrom)}`;
+  return `synthetic (seed ${o.seed ?? DEFAULT_EHR_SEED}, ${o.patients ?? DEFAULT_EHR_PATIENTS} patients)`;
 }
 
 export interface TaskSelection {

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { loadReference, ReportInputError, writeReport, type ReferenceFile } from "../../rollout/index.ts";
 import { parseOptions, UsageError } from "./common.ts";
 import { writeFileAtomic } from "./atomic.ts";
-import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
+import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, runFlags, runItems } from "./run-episodes.ts";
 
 export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
@@ -33,6 +33,7 @@ export async function runEval(raw: unknown): Promise<number> {
   const store = await buildStore(o);
   const { tasks, heldOut, source } = selectTasks(o, store);
   if (heldOut) process.stderr.write(`${heldOut} tasks left out: their patients are in --exclude-mrns-from\n`);
+  const patients = patientSource(o);
   const { code, summary } = await executeRun({
     command: "eval",
     existingHeads,
@@ -40,6 +41,7 @@ export async function runEval(raw: unknown): Promise<number> {
     items: runItems(tasks, o.samples),
     makeEnv: makeEnvFactory(store),
     ...runFlags(o),
+    patients,
     meta: { tasks: source, samples: o.samples },
   });
   if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { parseOptions, UsageError } from "./common.ts";
-import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, SetupFlags, selectTasks } from "./episode-setup.ts";
+import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, runFlags, runItems, type Shard } from "./run-episodes.ts";
 
 const ShardFlag = z
@@ -59,6 +59,7 @@ export async function runRollout(raw: unknown): Promise<number> {
   process.stderr.write(
     `rollout: ${tasks.length} tasks x ${o.samples} sample(s)${shard ? `, shard ${shard.index}/${shard.count}: ${items.length} keys` : ""} -> ${o.out}\n`,
   );
+  const patients = patientSource(o);
   const { code } = await executeRun({
     command: "rollout",
     existingHeads,
@@ -70,6 +71,7 @@ export async function runRollout(raw: unknown): Promise<number> {
     ...(o.maxEpisodes !== undefined ? { maxEpisodes: o.maxEpisodes } : {}),
     ...(o.priceIn !== undefined ? { priceIn: o.priceIn } : {}),
     ...(o.priceOut !== undefined ? { priceOut: o.priceOut } : {}),
+    patients,
     meta: {
       tasks: source,
       samples: o.samples,

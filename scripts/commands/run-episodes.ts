@@ -68,6 +68,8 @@ export interface RunJob {
   appendDifferent?: boolean;
   targetCorrect?: number;
   maxEpisodes?: number;
+  /** Where the EHR's patients came from (each row's `patients`). */
+  patients?: string;
   /** Recorded in the meta file. */
   meta: Record<string, unknown>;
   /** Per million tokens, for the cost line. */
@@ -112,6 +114,7 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
       maxRounds: job.maxRounds,
       writes: job.writes,
       concurrency: job.concurrency,
+      ...(job.patients ? { patients: job.patients } : {}),
       out: job.out,
       ...(job.existingHeads ? { existingHeads: job.existingHeads } : {}),
       signal: controller.signal,

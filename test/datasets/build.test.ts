@@ -6,6 +6,12 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDataset, cardFeatures, hfFeatures, type Format, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, rowColumns, toolCallProblems, TrlRow } from "../../datasets/index.ts";
+
+/** An Arrow row as `datasets` decodes it: the Json columns' text parsed. */
+const decoded = (r: unknown) => {
+  const row = r as { messages: string[]; tools: string | null };
+  return { ...row, messages: row.messages.map((m) => JSON.parse(m)), tools: row.tools === null ? null : JSON.parse(row.tools) };
+};
 import type { EpisodeRowInput } from "../../rollout/index.ts";
 import { expertRows, toJsonl } from "./fixture.ts";
 import { arrowRowsApache, arrowRowsFlechette, cli, readJsonl, tree } from "./helpers.ts";
@@ -45,7 +51,10 @@ describe("dataset build", () => {
     for (const r of rows.filter((x) => x.reward === 1)) expect(keys.has(`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`)).toBe(true);
     const tools = out.filter((r) => r.protocol === "tools");
     expect(tools.length).toBeGreaterThan(0);
-    for (const r of tools) expect(Array.isArray(JSON.parse(r.tools!))).toBe(true);
+    for (const r of tools) expect(Array.isArray(r.tools)).toBe(true);
+    // absent keys, not nulls: chat templates test `'tool_calls' in message`
+    for (const m of out.flatMap((r) => r.messages)) for (const k of ["tool_calls", "tool_call_id", "name"]) expect(k in m ? (m as Record<string, unknown>)[k] : "absent").not.toBeNull();
+    expect(out.every((r) => r.patient_source === "synthetic (seed 3, 8 patients)")).toBe(true);
     for (const r of out.filter((x) => x.protocol === "text")) expect(r.tools).toBeNull();
     expect(out.every((r) => r.model === "scripted-expert" && r.prompt_tokens > 0)).toBe(true);
   });
@@ -55,14 +64,14 @@ describe("dataset build", () => {
       const expected = readJsonl(jsonl);
       const a = arrowRowsApache(jsonl.replace(/\.jsonl$/, ".arrow"));
       const f = arrowRowsFlechette(jsonl.replace(/\.jsonl$/, ".arrow"));
-      expect(a.rows).toEqual(expected);
-      expect(f.rows).toEqual(expected);
+      expect(a.rows.map(decoded)).toEqual(expected);
+      expect(f.rows.map(decoded)).toEqual(expected);
       const meta = JSON.parse(a.metadata.get("huggingface")!);
       expect(meta.info.features).toEqual(hfFeatures());
       expect(JSON.parse(f.metadata!.get("huggingface")!)).toEqual(meta);
-      // datasets' form: a list of structs is a one-element array, a struct a plain object
-      expect(Array.isArray(meta.info.features.messages)).toBe(true);
-      expect(meta.info.features.messages[0].tool_calls[0].function.arguments).toEqual({ dtype: "string", _type: "Value" });
+      // datasets' Json feature for the messages and the tool list
+      expect(meta.info.features.messages).toEqual({ feature: { _type: "Json" }, _type: "List" });
+      expect(meta.info.features.tools).toEqual({ _type: "Json" });
       expect(meta.info.features.rounds).toEqual({ dtype: "int64", _type: "Value" });
       expect(Object.keys(meta.info.features)).toEqual(rowColumns().map(([n]) => n));
     }
@@ -111,8 +120,10 @@ describe("dataset build", () => {
       expect(f.bytes).toBe(bytes.length);
       expect(f.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
     }
-    expect(manifest.inputs).toEqual([{ path: input, bytes: readFileSync(input).length, sha256: createHash("sha256").update(readFileSync(input)).digest("hex"), lines: rows.length }]);
-    expect(manifest.build.command).toContain("dataset build --from");
+    expect(manifest.inputs).toEqual([{ file: "teacher.jsonl", bytes: readFileSync(input).length, sha256: createHash("sha256").update(readFileSync(input)).digest("hex"), lines: rows.length }]);
+    // provenance without local paths or the command line
+    expect(manifest.build).not.toHaveProperty("command");
+    for (const [path, bytes] of tree(ds)) expect(bytes.includes(dir), path).toBe(false);
   });
 
   it("puts all of a patient's rows in one split", () => {
@@ -131,10 +142,10 @@ describe("dataset build", () => {
   it("answers every tool call with a tool reply of the same id", () => {
     let calls = 0;
     for (const row of allRows(ds)) {
-      expect(toolCallProblems(row)).toEqual([]);
+      expect(toolCallProblems(row.messages)).toEqual([]);
       for (const m of row.messages) for (const c of m.tool_calls ?? []) {
         calls++;
-        expect(() => JSON.parse(c.function.arguments)).not.toThrow();
+        expect(typeof c.function.arguments).toBe("object");
         const reply = row.messages.find((x) => x.role === "tool" && x.tool_call_id === c.id);
         const last = row.messages.filter((x) => x.role === "assistant").at(-1);
         expect(reply ?? (last?.tool_calls?.some((x) => x.id === c.id) ? "final call" : undefined), `${row.id} call ${c.id}`).toBeDefined();
@@ -152,9 +163,13 @@ describe("dataset build", () => {
       lines.forEach((line, i) => {
         const row = trl.get(ids[i]!)!;
         for (const k of Object.keys(line)) expect(OPENAI_LINE_FIELDS).toContain(k);
-        expect(line.parallel_tool_calls).toBe(false);
-        if (row.tools) expect(line.tools).toEqual(JSON.parse(row.tools));
-        else expect(line).not.toHaveProperty("tools");
+        if (row.tools) {
+          expect(line.tools).toEqual(row.tools);
+          expect(line.parallel_tool_calls).toBe(row.messages.some((m) => (m.tool_calls?.length ?? 0) > 1));
+        } else {
+          expect(line).not.toHaveProperty("tools");
+          expect(line).not.toHaveProperty("parallel_tool_calls");
+        }
         const messages = line.messages as Record<string, unknown>[];
         expect(messages.length).toBe(row.messages.length);
         for (const m of messages) {
@@ -162,6 +177,7 @@ describe("dataset build", () => {
           if (m.role === "assistant") expect(m.weight).toBe(1);
           else expect(m).not.toHaveProperty("weight");
           if (m.role === "tool") expect(typeof m.tool_call_id).toBe("string");
+          for (const c of (m.tool_calls ?? []) as { function: { arguments: unknown } }[]) expect(typeof JSON.parse(c.function.arguments as string)).toBe("object");
           expect(m.content !== null || Array.isArray(m.tool_calls)).toBe(true);
         }
       });
@@ -199,8 +215,7 @@ describe("dataset build: determinism", () => {
       return path;
     });
     const again = join(dir, "again");
-    // on two worker threads this time (the default runs inputs this small in one thread)
-    const r = build("--from", parts[2]!, parts[0]!, parts[1]!, "--out", again, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test", "--threads", "2");
+    const r = build("--from", parts[2]!, parts[0]!, parts[1]!, "--out", again, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
     expect(r.status, r.stderr).toBe(0);
     const a = tree(ds);
     const b = tree(again);
@@ -212,7 +227,7 @@ describe("dataset build: determinism", () => {
     const ma = JSON.parse(a.get("manifest.json")!.toString());
     const mb = JSON.parse(b.get("manifest.json")!.toString());
     expect(mb.files).toEqual(ma.files);
-    expect(mb.inputs.map((i: { path: string }) => i.path)).toEqual([parts[2], parts[0], parts[1]]);
+    expect(mb.inputs.map((i: { file: string }) => i.file)).toEqual(["shard-2.jsonl", "shard-0.jsonl", "shard-1.jsonl"]);
   });
 
   it("a different seed gives different splits; sharding names files -0000K-of-0000N", () => {
@@ -240,9 +255,10 @@ describe("dataset build: filters", () => {
     expect(got.length).toBe(rows.length);
     const failed = got.filter((r) => r.reward === 0);
     expect(failed.length).toBe(rows.filter((r) => r.reward !== 1).length);
+    // format openai holds only lines with a turn to train on: a failed episode has none
     const openai = readJsonl(join(all, "openai", "train.jsonl"));
-    const failedLine = openai[got.findIndex((r) => r.reward === 0)]!;
-    expect((failedLine.messages as { role: string; weight?: number }[]).filter((m) => m.role === "assistant").every((m) => m.weight === 0)).toBe(true);
+    expect(openai.length).toBe(got.filter((r) => r.reward === 1).length);
+    expect(JSON.parse(readFileSync(join(all, "manifest.json"), "utf8")).counts.openai_untrainable).toBe(failed.length);
 
     const min = join(dir, "min");
     expect(build("--from", input, "--out", min, "--keep", "all", "--min-reward", "1", "--splits", "train").status).toBe(0);
@@ -303,7 +319,7 @@ describe("dataset build: decontamination", () => {
       for (const mrn of heldOut) expect(bytes.includes(mrn), `${mrn} in ${path}`).toBe(false);
     }
     const card = readFileSync(join(out, "README.md"), "utf8");
-    expect(card).toContain(`This removed **${expectedRemoved} rows** (3 distinct held-out patients)`);
+    expect(card).toContain(`This removed **${expectedRemoved} rows**: ${expectedRemoved} for a held-out patient (3 distinct)`);
     expect(card).toContain("`heldout.txt`");
     expect(card).toContain("`eval-tasks.json`");
     const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
@@ -313,6 +329,13 @@ describe("dataset build: decontamination", () => {
     const v = cli(["dataset", "validate", ds, "--exclude-mrns-from", list]);
     expect(v.status).toBe(1);
     expect(v.stderr).toMatch(new RegExp(`held-out patient (${patients.join("|")})`));
+    // the build's own record (hashes in manifest.json) catches a held-out row planted by hand, without the files
+    const planted = join(out, "data", "train-00000-of-00001.jsonl");
+    const victim = allRows(ds).find((x) => heldOut.has(x.patient))!;
+    writeFileSync(planted, `${readFileSync(planted, "utf8")}${JSON.stringify(victim)}\n`);
+    const p = cli(["dataset", "validate", out]);
+    expect(p.status).toBe(1);
+    expect(p.stderr).toContain(`held-out patient ${victim.patient}`);
   });
 });
 
@@ -332,37 +355,34 @@ describe("dataset build: bad input", () => {
     expect(allRows(out).length).toBe(rows.slice(0, 4).filter((x) => x.reward === 1).length);
   });
 
-  it("scans inputs in byte ranges on worker threads as it does in one piece: the same files, bad lines named alike", async () => {
+  it("names bad lines by file:line: not JSON, torn, and bytes that are not UTF-8", async () => {
     const file = join(dir, "ranged.jsonl");
     const good = toJsonl(rows);
-    writeFileSync(file, `${good}not json\n${good.split("\n").slice(0, 3).join("\n")}\n{"torn":`);
-    const opts = { inputs: [file], keep: "correct" as const, dedupe: false, splits: [{ name: "train", fraction: 0.5 }, { name: "test", fraction: 0.5 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "ranged", license: "mit", shardRows: 7, force: true, command: "test" };
-    const logs: string[][] = [[], []];
-    const one = await buildDataset({ ...opts, out: join(dir, "ranged-one"), threads: 0, log: (l) => logs[0]!.push(l) });
-    const many = await buildDataset({ ...opts, out: join(dir, "ranged-many"), threads: 2, rangeBytes: 20_000, log: (l) => logs[1]!.push(l) });
-    expect(many.manifest.files).toEqual(one.manifest.files);
-    expect(many.manifest.counts).toEqual(one.manifest.counts);
-    expect(logs[1]).toEqual(logs[0]);
+    const corrupt = Buffer.from(toJsonl([rows[2]]).replace(rows[2]!.task_id, "TASKID"));
+    const at = corrupt.indexOf("TASKID");
+    corrupt[at] = 0xff;
+    writeFileSync(file, Buffer.concat([Buffer.from(`${good}not json\n`), corrupt, Buffer.from(`${good.split("\n").slice(0, 3).join("\n")}\n{"torn":`)]));
+    const logs: string[] = [];
+    const opts = { inputs: [file], keep: "correct" as const, dedupe: false, splits: [{ name: "train", fraction: 0.5 }, { name: "test", fraction: 0.5 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "ranged", license: "mit", shardRows: 7, force: true };
+    const r = await buildDataset({ ...opts, out: join(dir, "ranged-one"), log: (l) => logs.push(l) });
     const lines = good.split("\n").length;
-    expect(logs[0]).toContain(`skipped ${file}:${lines}: not a JSON line`);
-    expect(logs[0]).toContain(`skipped ${file}:${lines + 4}: torn last line (no newline, not JSON)`);
-    const a = tree(join(dir, "ranged-one"));
-    for (const [path, bytes] of tree(join(dir, "ranged-many"))) expect(bytes.equals(a.get(path)!), path).toBe(true);
+    expect(logs).toContain(`skipped ${file}:${lines}: not a JSON line`);
+    expect(logs).toContain(`skipped ${file}:${lines + 1}: not UTF-8 text (an invalid byte sequence: a corrupted or binary line)`);
+    expect(logs).toContain(`skipped ${file}:${lines + 5}: torn last line (no newline, not JSON)`);
+    expect(r.manifest.counts.invalid).toBe(3);
+    for (const row of allRows(join(dir, "ranged-one"))) expect(row.task_id).not.toContain("\ufffd");
   });
 
-  it("rows with long transcripts, over many chunks: every text as given, the same files in one thread and on workers", async () => {
+  it("rows with long transcripts, over several Arrow batches: every text as given", async () => {
     // Tool replies and prompts of 70-300 KB (read in parts), enough rows for several chunks of 4 MB.
     const bundle = (k: number) => `${JSON.stringify({ resourceType: "Bundle", entry: Array.from({ length: 400 + k * 40 }, (_, i) => ({ resource: { id: `obs-${i}`, note: "mg/dL é \u{1F600}\n\t\\ \"q\"" } })) }, null, 2)}`;
     const long = rows.map((r, k) => ({ ...r, messages: r.messages.map((m) => (m.role === "tool" || (m.role === "user" && m.content?.startsWith("Here is"))) && m.content ? { ...m, content: `${m.content}\n${bundle(k % 5)}` } : m) }));
     const file = join(dir, "long.jsonl");
     writeFileSync(file, toJsonl(long));
-    const opts = { inputs: [file], keep: "all" as const, dedupe: false, splits: [{ name: "train", fraction: 1 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "long", license: "mit", shardRows: 1000, force: true, command: "test" };
-    const one = await buildDataset({ ...opts, out: join(dir, "long-one"), threads: 0 });
-    const many = await buildDataset({ ...opts, out: join(dir, "long-many"), threads: 2 });
+    const opts = { inputs: [file], keep: "all" as const, dedupe: false, splits: [{ name: "train", fraction: 1 }], seed: 3, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"] as Format[], name: "long", license: "mit", shardRows: 1000, force: true };
+    await buildDataset({ ...opts, out: join(dir, "long-one") });
     expect(Math.max(...long.map((r) => JSON.stringify(r).length))).toBeGreaterThan(128 << 10);
     expect(statSync(file).size).toBeGreaterThan(3 * (4 << 20));
-    const a = tree(join(dir, "long-one"));
-    for (const [path, bytes] of tree(join(dir, "long-many"))) expect(bytes.equals(a.get(path)!), path).toBe(true);
     const byKey = new Map(long.map((r) => [`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`, r]));
     const out = allRows(join(dir, "long-one"));
     expect(out.length).toBe(long.length);
@@ -371,7 +391,7 @@ describe("dataset build: bad input", () => {
       expect(row.messages.map((m) => m.content)).toEqual(given.messages.map((m) => m.content ?? null));
     }
     const arrowFiles = readdirSync(join(dir, "long-one", "data")).filter((f) => f.endsWith(".arrow"));
-    const arrow = arrowFiles.flatMap((f) => arrowRowsApache(join(dir, "long-one", "data", f)).rows as { id: string; messages: { content: string | null }[] }[]);
+    const arrow = arrowFiles.flatMap((f) => arrowRowsApache(join(dir, "long-one", "data", f)).rows.map(decoded) as unknown as { id: string; messages: { content: string | null }[] }[]);
     expect(arrow.length).toBe(out.length);
     const jsonlById = new Map(out.map((r) => [r.id, r]));
     for (const r of arrow) expect(r.messages.map((m) => m.content)).toEqual(jsonlById.get(r.id)!.messages.map((m) => m.content));
@@ -392,7 +412,7 @@ describe("dataset build: bad input", () => {
     writeFileSync(failedOnly, toJsonl([{ ...rows[0]!, reward: 0 }]));
     const f = build("--from", failedOnly, "--out", out);
     expect(f.status).toBe(1);
-    expect(f.stderr).toMatch(/no rows kept: 1 valid rows, but none passed --keep correct \(1 filtered\)/);
+    expect(f.stderr).toMatch(/no rows kept: 1 valid rows, but none passed --keep clean \(1 not correct\)/);
   });
 
   it("refuses an existing --out unless --force, and bad flags with exit 2", () => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ExcludeFileError, readExcludeFile } from "../../datasets/index.ts";
-import { HeldOut } from "../../datasets/exclude.ts";
+import { HeldOut, heldOutRecord } from "../../datasets/exclude.ts";
 import { describeShared, sharedFile } from "../helpers/shared.ts";
 import { fixtureTasks } from "./fixture.ts";
 
@@ -45,11 +45,29 @@ describe("exclude: ehrgym task JSONL and MRN lists", () => {
   });
 
   it("finds a held-out MRN in the row's own MRN or anywhere in its transcript, as a whole token", () => {
-    const h = new HeldOut([{ path: "x", mrns: ["S1234567"] }]);
-    expect(h.hit("S1234567", [])).toBe("S1234567");
-    expect(h.hit("", ['{"id": "S1234567"}'])).toBe("S1234567");
-    expect(h.hit("", ["GET http://x/fhir/Patient?identifier=S1234567&_count=1"])).toBe("S1234567");
-    expect(h.hit("", ["patient S1234567."])).toBe("S1234567");
-    expect(h.hit("S7654321", ["S12345678 and XS1234567"])).toBeUndefined();
+    const h = new HeldOut([{ path: "x", sha256: "0".repeat(64), mrns: ["S1234567"], tasks: [], instructions: [] }]);
+    const row = (patient: string, ...texts: string[]) => ({ suite: "mab-v1", task_id: "t", patient, messages: texts.map((content) => ({ role: "user", content })) });
+    expect(h.hit(row("S1234567"))).toBe("held-out patient S1234567");
+    expect(h.hit(row("", '{"id": "S1234567"}'))).toBe("held-out patient S1234567");
+    expect(h.hit(row("", "GET http://x/fhir/Patient?identifier=S1234567&_count=1"))).toBe("held-out patient S1234567");
+    expect(h.hit(row("", "patient S1234567."))).toBe("held-out patient S1234567");
+    expect(h.hit(row("S7654321", "S12345678 and XS1234567"))).toBeUndefined();
+  });
+
+  it("finds an evaluation task by suite and id, or by its instruction in the prompt, also from the manifest's hashes", () => {
+    const file = join(dir, "eval.json");
+    const instruction = 'What\'s the MRN of the patient with name Ada Lovelace and DOB of 1815-12-10? If the patient does not exist, the answer should be "Patient not found"';
+    writeFileSync(file, JSON.stringify([{ id: "task1_29", instruction, context: "", sol: ["Patient not found"] }]));
+    const source = readExcludeFile(file);
+    expect(source.mrns).toEqual([]);
+    expect(source.tasks).toEqual(["mab-v1/task1_29"]);
+    const h = new HeldOut([source]);
+    const row = (taskId: string, prompt: string) => ({ suite: "mab-v1", task_id: taskId, patient: "", messages: [{ role: "user", content: prompt }, { role: "assistant", content: "FINISH([])" }] });
+    expect(h.hit(row("task1_29", "anything"))).toBe("evaluation task mab-v1/task1_29");
+    expect(h.hit(row("mab-v1/task1/7", `You are an agent.\nQuestion:   ${instruction.replace(/ /g, "  ")}\nGo.`))).toMatch(/^the instruction of an evaluation task/);
+    expect(h.hit(row("mab-v1/task1/7", "What's the MRN of the patient with name Ada Byron?"))).toBeUndefined();
+    const fromRecord = new HeldOut([], heldOutRecord([source]));
+    expect(fromRecord.hit(row("task1_29", "x"))).toBe("evaluation task mab-v1/task1_29");
+    expect(JSON.stringify(heldOutRecord([source]))).not.toContain("task1_29");
   });
 });

@@ -66,6 +66,7 @@ export async function expertRows(o: FixtureOptions & { legacy?: boolean } = {}):
           usage: { prompt_tokens: 1000 + row.rounds, completion_tokens: completion, total_tokens: 1000 + row.rounds + completion },
           ...(protocol === "tools" ? { tools: offered.get(row.suite) } : {}),
           ehrgym_version: "0.1.0",
+          patients: `synthetic (seed ${o.seed ?? 3}, ${o.patients ?? 8} patients)`,
         } as EpisodeRowInput);
       }
     }

@@ -1,6 +1,6 @@
 // `ehrgym dataset push` against a local Hub-compatible server over loopback HTTP (the real
 // @huggingface/hub client in a child process of the CLI).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ const hub = new HubServer(TOKEN);
 let input: string;
 
 const build = (out: string, shardRows: number) =>
-  buildDataset({ inputs: [input], out, keep: "correct", dedupe: false, splits: [{ name: "train", fraction: 0.8 }, { name: "test", fraction: 0.2 }], seed: 1, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"], name: "push-test", license: "mit", shardRows, force: true, command: "test" });
+  buildDataset({ inputs: [input], out, keep: "correct", dedupe: false, splits: [{ name: "train", fraction: 0.8 }, { name: "test", fraction: 0.2 }], seed: 1, excludeMrnsFrom: [], formats: ["trl", "openai", "arrow"], name: "push-test", license: "mit", shardRows, force: true });
 
 /** The CLI's push with a clean environment: no real token file, no HF_ENDPOINT from outside. */
 const push = (args: string[], env: NodeJS.ProcessEnv = { HF_TOKEN: TOKEN }) =>
@@ -112,6 +112,34 @@ describe("dataset push", () => {
     const r = await push([ds, "--repo", "bob/x", "--hub-url", hub.url], {});
     expect(r.status).toBe(2);
     expect(r.stderr.trim()).toBe("ehrgym: no Hugging Face token: set HF_TOKEN (or name another variable with --token-env), or run `huggingface-cli login`");
+  });
+});
+
+describe("dataset push: local files checked against manifest.json first", () => {
+  it("refuses a hand-edited card or a changed large (LFS) file with one line, before any request", async () => {
+    for (const [name, edit] of [
+      ["card", (d: string) => appendFileSync(join(d, "README.md"), "\nEdited by hand.\n")],
+      ["arrow", (d: string) => {
+        const f = join(d, "data", readdirSync(join(d, "data")).find((x) => x.endsWith(".arrow"))!);
+        const bytes = readFileSync(f);
+        bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 1;
+        writeFileSync(f, bytes);
+      }],
+    ] as const) {
+      const copy = join(dir, `edited-${name}`);
+      cpSync(ds, copy, { recursive: true });
+      edit(copy);
+      const before = hub.requests.length;
+      for (const args of [[copy, "--repo", "alice/edited", "--hub-url", hub.url], [copy, "--repo", "alice/edited", "--dry-run"]]) {
+        const r = await push(args);
+        expect(r.status, r.stderr).toBe(1);
+        const lines = r.stderr.trim().split("\n");
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(/the files are not the ones manifest\.json lists \((README\.md has \d+ bytes, not \d+|data\/\w+-\d{5}-of-\d{5}\.arrow differs \(sha256\))\); rebuild it with `npx ehrgym dataset build`, or run `npx ehrgym dataset validate/);
+      }
+      expect(hub.requests.length).toBe(before);
+      expect(hub.repos.has("alice/edited")).toBe(false);
+    }
   });
 });
 
