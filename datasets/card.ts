@@ -58,10 +58,12 @@ function table(head: string[], rows: (string | number)[][]): string {
 
 export function cardHeader(c: CardInput): Record<string, unknown> {
   const total = c.splits.reduce((n, s) => n + s.rows, 0);
-  const configs: Record<string, unknown>[] = [
-    { config_name: "default", default: true, data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.jsonl` })) },
-  ];
-  if (c.splits.every((s) => s.arrow)) configs.push({ config_name: "arrow", data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.arrow` })) });
+  // One config: `datasets` loads a repository with one builder, chosen from the default config's files,
+  // so a second config in another format would be read with the wrong one. The Arrow files are it when
+  // built (exact: its JSON loader re-encodes Json features with ujson, which rounds floats); the JSONL
+  // files beside them hold the same rows for readers of plain JSON lines.
+  const ext = c.splits.every((s) => s.arrow) ? "arrow" : "jsonl";
+  const configs: Record<string, unknown>[] = [{ config_name: "default", default: true, data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.${ext}` })) }];
   return {
     license: c.license,
     language: ["en"],
@@ -73,7 +75,7 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
     dataset_info: {
       features: cardFeatures(),
       splits: c.splits.map((s) => ({ name: s.name, num_bytes: s.arrow?.bytes ?? s.jsonl.bytes, num_examples: s.rows })),
-      download_size: c.splits.reduce((n, s) => n + s.jsonl.bytes, 0),
+      download_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
       dataset_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
     },
   };
@@ -157,13 +159,12 @@ export function renderCard(c: CardInput): string {
     decontamination,
     `## Row`,
     "Columns: `messages` (each message a JSON object with only the keys it has: `role`, `content`, and `tool_calls` / `tool_call_id` / `name` where present; no `null` placeholders), `tools` (the offered tool list, null in the text protocol), `id`, `task_id`, `suite`, `type`, `branch`, `kind`, `patient` (MRN), `patient_source` (where the patients came from), `reward`, `partial_credit`, `status`, `protocol`, `model`, `rounds`, `sample`, `prompt_tokens`, `completion_tokens`. " + loss,
-    "Representation: `messages` and `tools` are `datasets` `Json` features (Arrow `arrow.json` text), so `load_dataset` gives each message as a plain dict and each tool call's `arguments` as a dict, which chat templates that render arguments with `tojson` (Qwen2.5, Qwen3, Llama 3.1, TRL's) print as a JSON object. The openai format keeps OpenAI's own form: `arguments` as JSON strings.",
+    "Representation: `messages` and `tools` are `datasets` `Json` features (Arrow `arrow.json` text), so `load_dataset` gives each message as a plain dict and each tool call's `arguments` as a dict, which chat templates that render arguments with `tojson` (Qwen2.5, Qwen3, Llama 3.1, TRL's) print as a JSON object (tested with the templates shipped in `trl`; Llama 3.1's own template takes one tool call per turn and says so on rows whose turns call several tools). `datasets` decodes Json features with pandas' ujson, which can change a float in its last binary digit (1.36 -> 1.3599999999999999); `data/*.jsonl` holds the exact values. The openai format keeps OpenAI's own form: `arguments` as JSON strings.",
     ...(c.example ? ["### Example (first training row)", "```text", renderChat(c.example, 400), "```"] : []),
     `## How to load`,
     "```python",
     "from datasets import load_dataset",
-    `ds = load_dataset("<user>/${c.name}")              # JSONL (default config)`,
-    `ds = load_dataset("<user>/${c.name}", "arrow")     # the same rows from the Arrow files`,
+    `ds = load_dataset("<user>/${c.name}")   # the Arrow files (the one config); data/*.jsonl hold the same rows as JSON lines`,
     "```",
     "TRL (rows are conversational with `tools`, as `SFTTrainer` reads them):",
     "```python",

@@ -94,12 +94,13 @@ describe("dataset build", () => {
     }
     expect(header.dataset_info.splits.map((s: { name: string }) => s.name)).toEqual(["train", "validation", "test"]);
     const def = header.configs.find((c: { config_name: string }) => c.config_name === "default");
+    // one config (datasets reads a repository with one builder): the Arrow files
+    expect(header.configs).toHaveLength(1);
     expect(def.data_files).toEqual([
-      { split: "train", path: "data/train-*.jsonl" },
-      { split: "validation", path: "data/validation-*.jsonl" },
-      { split: "test", path: "data/test-*.jsonl" },
+      { split: "train", path: "data/train-*.arrow" },
+      { split: "validation", path: "data/validation-*.arrow" },
+      { split: "test", path: "data/test-*.arrow" },
     ]);
-    expect(header.configs.find((c: { config_name: string }) => c.config_name === "arrow")).toBeTruthy();
     expect(header.size_categories).toEqual(["n<1K"]);
     const total = allRows(ds).length;
     expect(text).toContain(`**${total} kept**`);
