@@ -1,29 +1,22 @@
 // The reward server over the real MedAgentEnv: episodes, rewards, score replay, isolation between
-// concurrent episodes, and the Python client end to end.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// concurrent episodes (the Python client's tests: scripts/python/tests/).
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
 import { API_BASE, medAgentTestBackend, type LookupCase } from "./medagent-backend.ts";
-import { jsonLines, PYTHON, PYTHON_MSGPACK, runClient } from "./python.ts";
 
 let server: RewardServer;
 let url: string;
 let cases: LookupCase[];
-let dir: string;
 
 beforeAll(async () => {
   const built = medAgentTestBackend(3);
   cases = built.cases;
   server = createRewardServer({ backend: built.backend });
   url = await server.listen(0);
-  dir = mkdtempSync(join(tmpdir(), "ehrgym-srv-"));
 });
 afterAll(async () => {
   await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 async function post(path: string, body: unknown) {
@@ -137,26 +130,4 @@ describe("reward server over MedAgentEnv: fuzzed turns", () => {
     );
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
-});
-
-const python = PYTHON!;
-describe("python client over MedAgentEnv", () => {
-  const formats = PYTHON_MSGPACK ? (["json", "msgpack"] as const) : (["json"] as const);
-  it.each(formats)("plays text and tool episodes to reward 1 (%s)", async (format) => {
-    const interpreter = format === "msgpack" ? PYTHON_MSGPACK! : python;
-    const file = join(dir, `episodes-${format}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify([
-        ...cases.map((c) => ({ task_id: c.task.id, protocol: "text", turns: c.turns })),
-        ...cases.map((c) => ({ task_id: c.task.id, protocol: "tools", turns: c.toolTurns })),
-      ]),
-    );
-    const r = await runClient(interpreter, ["--url", url, "--format", format, "run", file]);
-    expect(r.stderr).toBe("");
-    const lines = jsonLines(r.stdout);
-    expect(lines).toHaveLength(cases.length * 2);
-    for (const l of lines) expect(l).toMatchObject({ reward: 1, status: "completed", done: true, steps: 2 });
-  });
-  if (!PYTHON_MSGPACK) it.skip('MessagePack part skipped: python3 -c "import msgpack" fails (install python3-msgpack)', () => {});
 });

@@ -1,8 +1,15 @@
-"""Every test runs offline with its own Hugging Face caches (nothing read from or written to ~/.cache)."""
+"""Shared fixtures: every test runs offline with its own Hugging Face caches (nothing read from or
+written to ~/.cache); a real `ehrgym serve` child process on loopback; the package's clients."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Iterator, List
 
 import pytest
 
@@ -19,3 +26,54 @@ def _isolated_hf_home(tmp_path_factory: pytest.TempPathFactory) -> None:
 
     mp.setattr(datasets.config, "HF_DATASETS_CACHE", home / "datasets")
     mp.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+
+
+ROOT = Path(__file__).resolve().parents[3]
+CLI = [os.environ.get("EHRGYM_NODE", "node"), str(ROOT / "bin" / "ehrgym.js")]
+# A small synthetic population: every task type, quick to load.
+SERVE_ARGS = ["--patients", "20", "--per-type", "2", "--seed", "7"]
+TOKEN = "py-token"
+
+
+class ChildServer:
+    """A CLI server started with `--port 0`; its first stdout line is JSON with the url."""
+
+    def __init__(self, args: List[str]):
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True, start_new_session=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            self.log.seek(0)
+            raise RuntimeError(f"{' '.join(args)} exited before printing its url: {self.log.read()}")
+        self.hello = json.loads(line)
+        self.url: str = self.hello["url"]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def start(args: List[str]) -> ChildServer:
+    return ChildServer(args)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[ChildServer]:
+    """`ehrgym serve` with a bearer token (the tests' clients pass it)."""
+    child = start(["serve", "--port", "0", "--token", TOKEN, *SERVE_ARGS])
+    yield child
+    child.stop()
+
+
+@pytest.fixture()
+def client(server: ChildServer):
+    from ehrgym import Client
+
+    with Client(server.url, token=TOKEN) as c:
+        yield c
