@@ -119,10 +119,10 @@ class EhrGymEnvironment:
         return None  # the prompt (prompt_dataset) already holds the episode's first messages
 
     def _call(self, name: str, arguments: Dict[str, Any]) -> str:
-        if self.episode_id is None:
-            raise RuntimeError("call reset(task_id=...) before a tool")
         if self.done:
             return "The episode has ended; no further tool calls are run."
+        if self.episode_id is None:
+            raise RuntimeError("call reset(task_id=...) before a tool")
         call = {"id": f"call_{self._calls}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
         self._calls += 1
         message: Message = {"role": "assistant", "content": None, "tool_calls": [call]}

@@ -1,0 +1,104 @@
+"""TRL: the real GRPOTrainer trains a tiny random model against a real `ehrgym serve` through
+ehrgym.trl's environment_factory class, its /v1/score reward function and its prompt dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List
+
+from conftest import TOKEN, ChildServer
+from ehrgym import Client
+from ehrgym.trl import environment, prompt_dataset, score_reward
+from tiny_lm import tiny_pair
+
+
+def found_task1(client: Client) -> Dict[str, Any]:
+    return next(t.raw for t in client.tasks(type="task1").tasks if t.raw.get("branch") == "found")
+
+
+def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client, tmp_path: Any) -> None:
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    from transformers.utils import get_json_schema
+    from trl import GRPOConfig, GRPOTrainer
+
+    dataset = prompt_dataset(server.url, token=TOKEN, type="task1", limit=2)
+    assert len(dataset) == 2 and all(row["prompt"][-1]["role"] == "user" for row in dataset)
+    server_tools = client.create_episode(task_id=dataset[0]["task_id"], protocol="tools")
+    client.delete_episode(server_tools.episode_id)
+    tool_names = [t["function"]["name"] for t in server_tools.tools or []]
+
+    Base = environment(server.url, token=TOKEN, max_rounds=4)
+    resets: List[str] = []
+    rewards: List[float] = []
+
+    class EhrGymEnv(Base):  # type: ignore[misc, valid-type]
+        def reset(self, **row: Any) -> Any:
+            resets.append(row["task_id"])
+            return super().reset(**row)
+
+        def get_reward(self) -> float:
+            reward = super().get_reward()
+            rewards.append(reward)
+            return reward
+
+    tokenizer, model = tiny_pair(seed=0)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=24,
+        max_tool_calling_iterations=2,
+        max_steps=2,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        seed=0,
+        shuffle_dataset=False,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=[score_reward(server.url, token=TOKEN, max_rounds=4)],
+        train_dataset=dataset,
+        environment_factory=EhrGymEnv,
+        args=args,
+    )
+    # The model is offered ehrgym's tools: same names, same parameters, same required ones.
+    offered = {t.__name__: get_json_schema(t)["function"]["parameters"] for t in trainer.tools}
+    assert sorted(offered) == sorted(tool_names)
+    for tool in server_tools.tools or []:
+        params = tool["function"]["parameters"]
+        assert set(offered[tool["function"]["name"]]["properties"]) == set(params.get("properties", {}))
+        assert set(offered[tool["function"]["name"]].get("required", [])) == set(params.get("required", []))
+    trainer.train()
+
+    # Each step's group of 2 rollouts played one row: reset got that row's task_id.
+    assert resets == [dataset[0]["task_id"]] * 2 + [dataset[1]["task_id"]] * 2
+    logged = [h for h in trainer.state.log_history if "rewards/EhrGymEnv/mean" in h]
+    assert len(logged) == 2
+    for step, entry in enumerate(logged):
+        episode_rewards = rewards[2 * step : 2 * step + 2]
+        assert entry["rewards/EhrGymEnv/mean"] == sum(episode_rewards) / 2
+        # /v1/score replaying the same completions agrees with the live episodes.
+        assert entry["rewards/ehrgym_score/mean"] == entry["rewards/EhrGymEnv/mean"]
+    assert client.health().episodes_open == 0
+
+
+def test_scripted_tool_calls_get_reward_one(server: ChildServer, client: Client) -> None:
+    task = found_task1(client)
+    env = environment(server.url, token=TOKEN)()
+    other = next(t.id for t in client.tasks(type="task2").tasks)
+    env.reset(task_id=other, prompt=[])  # left unfinished: the next reset closes it
+    assert client.health().episodes_open == 1
+    assert env.reset(task_id=task["id"], prompt=[]) is None
+    assert client.health().episodes_open == 1
+    bundle = json.loads(env.fhir_patient_search(identifier=task["sol"][0]))
+    assert bundle["total"] == 1
+    env.finish(value=task["sol"])
+    assert env.done
+    assert env.get_reward() == 1.0
+    assert client.health().episodes_open == 0
+    assert env.finish(value=task["sol"]).startswith("The episode has ended")
