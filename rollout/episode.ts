@@ -1,12 +1,11 @@
 // One episode: reset, let the policy act until the environment ends it, keep the record as a row.
-import { sameMessageJson, type AgentTurn, type EpisodeRecord, type Message, type ResetOptions, type ResetResult, type StepResult } from "../env/core/index.ts";
+import { type AgentTurn, type EpisodeRecord, type Message, type ResetOptions, type ResetResult, type StepResult } from "../env/core/index.ts";
 import type { Protocol } from "../env/protocol/index.ts";
 import type { Task } from "../env/tasks/index.ts";
 import type { Policy, PolicyStep } from "./expert/index.ts";
 import { taskMrn } from "./expert/index.ts";
 import { taskKind } from "./metrics.ts";
 import { ModelError, RunAborted } from "./model/index.ts";
-import { attachSentMessages } from "./row-bytes.ts";
 import type { EpisodeRow, PolicyInfo, RowStatus, Turn, Usage } from "./row.ts";
 import { EHRGYM_VERSION } from "./version.ts";
 
@@ -90,7 +89,6 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
       if (step.terminated || step.truncated) break;
     }
   } catch (err) {
-    policy.release?.(messages);
     await env.close?.();
     throw err;
   }
@@ -126,16 +124,5 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, task: Task, op
     ...(options.patients ? { patients: options.patients } : {}),
     ...(error ? { error } : {}),
   };
-  handOverSentMessages(policy, messages, row);
   return row;
-}
-
-/** Ends the policy's hold on the conversation; the JSON it sent goes with the row when the row's transcript starts with those messages. */
-function handOverSentMessages(policy: Policy, messages: readonly Message[], row: EpisodeRow): void {
-  const sent = policy.detach?.(messages);
-  if (!sent) return policy.release?.(messages);
-  let same = sent.count <= row.messages.length;
-  for (let i = 0; same && i < sent.count; i++) same = sameMessageJson(row.messages[i]!, messages[i]!);
-  if (same) attachSentMessages(row, sent);
-  else sent.done();
 }

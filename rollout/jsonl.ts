@@ -5,8 +5,6 @@ import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/pr
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import { jsonPiecesAroundMessages, jsonPiecesWithMessages, utf8Of } from "../env/core/index.ts";
-import { takeSentMessages } from "./row-bytes.ts";
 import { EpisodeRow } from "./row.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
@@ -148,51 +146,30 @@ export async function removeRows(path: string, drop: (row: Record<string, unknow
 }
 
 /**
- * Appends rows in call order, each line whole. A row's transcript is encoded message by message
- * (FHIR replies from the environment's cached escaped texts, see messageJsonPieces) into the line's
- * bytes: one JSON.stringify of a ~100 KB row would flatten every reply in the row in place (memory
- * the row then keeps) and make the line a fresh large string, twice (text, then bytes). Messages a
- * request body sent already (row-bytes.ts) are written from its bytes, not encoded again. Rows that
- * arrive while a write is in flight go out together in the next one: each write hands the file to a
- * libuv thread, and on 2 busy cores that handoff cost the runner ~75-250 us a row.
+ * Appends rows in call order, each line whole (JSON.stringify). Rows that arrive while a write is in
+ * flight go out together in the next one.
  */
 export class JsonlAppender {
   private written: Promise<void> = Promise.resolve();
   /** Lines waiting for the write in flight to end, and the promise of the write that will take them. */
-  private waiting: { lines: Uint8Array[]; done: (() => void)[]; written: Promise<void> } | undefined;
+  private waiting: { lines: string[]; written: Promise<void> } | undefined;
   private handle: Promise<FileHandle> | undefined;
   constructor(private readonly path: string) {}
   /** Resolves once the row's line is in the file (with the other lines of its write). */
   append(row: unknown): Promise<void> {
-    const sent = row !== null && typeof row === "object" ? takeSentMessages(row) : undefined;
-    const around = sent && jsonPiecesAroundMessages(row, "messages", sent.count, false);
     this.handle ??= open(this.path, "a");
     if (!this.waiting) {
-      const batch = { lines: [] as Uint8Array[], done: [] as (() => void)[], written: Promise.resolve() };
+      const batch = { lines: [] as string[], written: Promise.resolve() };
       const handle = this.handle;
       batch.written = this.written.then(async () => {
         if (this.waiting === batch) this.waiting = undefined;
-        try {
-          await (await handle).writev(batch.lines);
-        } finally {
-          for (const done of batch.done) done();
-        }
+        await (await handle).write(batch.lines.join(""));
       });
       this.waiting = batch;
       this.written = batch.written;
     }
-    const batch = this.waiting;
-    if (sent && around) {
-      around.after.push("\n");
-      batch.lines.push(utf8Of(around.before), sent.bytes, utf8Of(around.after));
-      batch.done.push(sent.done);
-    } else {
-      sent?.done();
-      const pieces = jsonPiecesWithMessages(row, "messages", false) ?? [JSON.stringify(row)];
-      pieces.push("\n");
-      batch.lines.push(utf8Of(pieces));
-    }
-    return batch.written;
+    this.waiting.lines.push(`${JSON.stringify(row)}\n`);
+    return this.waiting.written;
   }
   async close(): Promise<void> {
     await this.written;

@@ -3,7 +3,6 @@
 import { setMaxListeners } from "node:events";
 import type { Task } from "../env/tasks/index.ts";
 import { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
-import { takeSentMessages } from "./row-bytes.ts";
 import type { Policy } from "./expert/index.ts";
 import { JsonlAppender, readRowHeads, removeRows, rowHead, type RowHead } from "./jsonl.ts";
 import { ModelError, RunAborted, type ModelStats } from "./model/index.ts";
@@ -150,8 +149,6 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
 
   const maxConsecutive = o.maxConsecutiveErrors ?? 20;
   const record = async (row: EpisodeRow) => {
-    // The request body's bytes of the transcript: only the file's writer uses them.
-    if (stopped || !appender) takeSentMessages(row)?.done();
     if (stopped) return;
     if (stats ? stats.succeeded > 0 : row.status !== "model_error") anySuccess = true;
     if (row.status === "model_error" && !anySuccess) {

@@ -2,7 +2,6 @@
 import type { AgentTurn, Message } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import type { SentMessages } from "../row-bytes.ts";
 import type { PolicyInfo, Turn } from "../row.ts";
 import { ExpertError, nextRequests, type Plan } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
@@ -36,10 +35,6 @@ export interface Policy {
   /** What rows record as `policy` (default: {kind: "scripted", model: name}). */
   readonly info?: PolicyInfo;
   act(input: PolicyInput): Promise<AgentTurn | PolicyStep>;
-  /** The episode whose conversation is `messages` is over: drop what was kept for it. */
-  release?(messages: readonly Message[]): void;
-  /** As release, handing over the JSON of the messages the policy last sent (for the episode's row). */
-  detach?(messages: readonly Message[]): SentMessages | undefined;
 }
 
 export interface ExpertOptions {

@@ -6,9 +6,7 @@ import type { AgentTurn, Message } from "../../env/core/index.ts";
 import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
 import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
 import { backoffMs, sleep } from "./backoff.ts";
-import { ChatBodies } from "./body.ts";
-import { ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
-import { createFetch } from "./fetch.ts";
+import { checkCompletion, ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { withChildSignal } from "./signal.ts";
 
@@ -76,7 +74,6 @@ function toTurn(message: OpenAI.Chat.ChatCompletionMessage, protocol: PolicyInpu
 }
 
 export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
-  const ownFetch = o.client ? undefined : createFetch();
   const client =
     o.client ??
     new OpenAI({
@@ -84,47 +81,35 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       ...(o.baseURL ? { baseURL: o.baseURL } : {}),
       timeout: o.timeoutMs ?? 120_000,
       maxRetries: 0,
-      fetch: ownFetch,
     });
-  // With its own fetch the policy ends a run's in-flight requests through it, once per run signal,
-  // instead of giving every request a child signal (an AbortController and two listeners a turn).
-  const linked = new WeakSet<AbortSignal>();
-  const requestSignal = (run: AbortSignal | undefined): AbortSignal | undefined => {
-    if (!run || !ownFetch) return run;
-    if (!linked.has(run)) {
-      linked.add(run);
-      run.addEventListener("abort", () => ownFetch.abortAll(), { once: true });
-    }
-    return undefined;
-  };
   const baseURL = client.baseURL;
   const keyEnv = o.apiKeyEnv ?? "OPENAI_API_KEY";
   const maxRetries = o.maxRetries ?? 6;
   const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
   const sampling = o.sampling ?? {};
   const stats: ModelStats = { requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
-  const bodies = new ChatBodies({ ...o.extraBody, ...sampling, model: o.model });
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
-    const body = bodies.encode(input.messages, input.tools);
+    const body = { ...o.extraBody, ...sampling, model: o.model, messages: input.messages, ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
     // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
     const turn = input.messages.filter((m) => m.role === "assistant").length;
-    const headers = { "Content-Type": "application/json", ...(input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : {}) };
+    const headers = input.episodeKey ? { "Idempotency-Key": `${input.episodeKey}/${turn}` } : undefined;
     for (let attempt = 0; ; attempt++) {
       if (input.signal?.aborted) throw new RunAborted();
       await limiter?.acquire(estimate, input.signal).catch(() => {
         throw new RunAborted();
       });
-      if (input.signal?.aborted) throw new RunAborted(); // aborted while waiting: abortAll has run already
+      if (input.signal?.aborted) throw new RunAborted();
       const started = performance.now();
       stats.requests++;
       try {
-        const { data, request_id } = await withChildSignal(requestSignal(input.signal), (signal) =>
-          // POST /chat/completions as chat.completions.create sends it, with the body already encoded (see body.ts).
-          client.post<OpenAI.Chat.ChatCompletion>("/chat/completions", { body, headers, ...(signal ? { signal } : {}) }).withResponse(),
+        const { data, request_id } = await withChildSignal(input.signal, (signal) =>
+          client.chat.completions.create(body, { ...(headers ? { headers } : {}), ...(signal ? { signal } : {}) }).withResponse(),
         );
+        // A 200 that is not a chat completion (an HTML page, truncated JSON, no choices) is a transport fault.
+        checkCompletion(data);
         const latencyMs = performance.now() - started;
         stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
@@ -150,15 +135,9 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
     name: o.model,
     info,
     stats,
-    release: (messages) => bodies.release(messages),
-    detach: (messages) => bodies.detach(messages),
     async act(input): Promise<PolicyStep> {
-      const { completion, attempts, latencyMs, requestId } = await call(input).catch((err: unknown) => {
-        bodies.discard(input.messages);
-        throw err;
-      });
-      const choice = completion.choices?.[0];
-      if (!choice?.message) throw new ModelError("model_error", "the model returned no choices");
+      const { completion, attempts, latencyMs, requestId } = await call(input);
+      const choice = completion.choices[0]!;
       const usage: Usage | undefined = completion.usage
         ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0, total_tokens: completion.usage.total_tokens ?? 0 }
         : undefined;

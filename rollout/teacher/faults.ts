@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { Rng } from "../../env/ehr/prng.ts";
 
-export const FAULT_KINDS = ["429", "500", "reset", "slow", "empty", "nochoices", "badargs", "context"] as const;
+export const FAULT_KINDS = ["429", "500", "reset", "slow", "empty", "nochoices", "truncated", "html", "badargs", "context"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 export type FaultRates = Partial<Record<FaultKind, number>>;
 

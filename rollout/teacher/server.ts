@@ -54,7 +54,8 @@ export interface TeacherServer {
   close(): Promise<void>;
 }
 
-type Send = { status: number; body: unknown; headers?: Record<string, string> };
+/** `raw`: the body as bytes are sent (a broken reply), instead of the JSON of `body`. */
+type Send = { status: number; body: unknown; headers?: Record<string, string>; raw?: string };
 
 export async function startTeacherServer(input: TeacherServerInput): Promise<TeacherServer> {
   const parsed = TeacherServerOptions.safeParse(input);
@@ -84,7 +85,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
 
   /** Sends `s` at `due` (performance.now() time; at once when that has passed). */
   const send = (res: ServerResponse, requestId: string, s: Send, due: number) => {
-    const text = JSON.stringify(s.body);
+    const text = s.raw ?? JSON.stringify(s.body);
     later(due - performance.now(), () => {
       if (res.destroyed) return;
       res.writeHead(s.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-request-id": requestId, ...s.headers });
@@ -153,6 +154,12 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
         return { status: 200, body: completions.shape(c, { role: "assistant", content: "" }, about) };
       case "nochoices":
         return { status: 200, body: completions.shape(c, { role: "assistant", content: "" }, about, false) };
+      case "truncated": {
+        const whole = JSON.stringify(completions.shape(c, { role: "assistant", content: "" }, about));
+        return { status: 200, body: null, raw: whole.slice(0, Math.floor(whole.length / 2)) };
+      }
+      case "html":
+        return { status: 200, body: null, headers: { "content-type": "text/html" }, raw: "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><h1>Please sign in</h1>\n<p>(a proxy's page, injected by the ehrgym stand-in)</p></body></html>\n" };
       case "badargs": {
         const name = (c.request.tools?.[0]?.function.name as string | undefined) ?? "finish";
         const call = { id: `call_${textDigest(`${c.key}:badargs`).slice(0, 24)}`, type: "function" as const, function: { name, arguments: '{"patient": "S' } };

@@ -1,10 +1,12 @@
 // The model policy through the real `openai` client against the stand-in teacher's fault injection:
 // retries (429 with Retry-After, 500, dropped connections), model-shaped failures, errors no retry fixes.
 import { getEventListeners } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
-import { backoffMs, createModelPolicy, EpisodeRow, RunAborted, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { backoffMs, createModelPolicy, EpisodeRow, ModelError, RunAborted, runEpisodes, type RunOptions } from "../../rollout/index.ts";
 import { startTeacherServer, type TeacherServer, type TeacherServerInput } from "../../rollout/teacher/index.ts";
 import { smallWorld } from "./rollout-fixture.ts";
 
@@ -82,12 +84,62 @@ describe("model policy: retries", () => {
 });
 
 describe("model policy: what the model sends back", () => {
-  it("a reply without choices ends the episode as model_error naming it", async () => {
-    const s = await teacher({ faults: "nochoices:0.3" });
-    const { rows } = await run(policyFor(s.url));
-    const bad = rows.filter((r) => r.status === "model_error");
-    expect(bad.length).toBeGreaterThan(0);
-    for (const r of bad) expect(r.error).toBe("the model returned no choices");
+  it("a 200 that is not a chat completion (no choices, truncated JSON, an HTML page) is retried and counted like a dropped connection", async () => {
+    for (const fault of ["nochoices", "truncated", "html"]) {
+      const s = await teacher({ faults: `${fault}:0.3` });
+      const policy = policyFor(s.url);
+      const { rows } = await run(policy);
+      expect(rows.filter((r) => r.status === "model_error"), fault).toEqual([]);
+      expect(policy.stats.retries, fault).toBeGreaterThan(0);
+      expect(rows.some((r) => (r.turns ?? []).some((t) => (t.attempts ?? 1) > 1)), fault).toBe(true);
+    }
+  });
+
+  it("an endpoint that is not a chat-completions server (501, 405) fails at once with one line, no page in it", async () => {
+    for (const status of [501, 405]) {
+      let hits = 0;
+      const server = createServer((_req, res) => {
+        hits++;
+        res.writeHead(status, { "content-type": "text/html" });
+        res.end(`<html>\n<body>\n${"<p>Not Implemented</p>\n".repeat(14)}</body>\n</html>\n`);
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+        const policy = createModelPolicy({ model: "m", baseURL: url, apiKey: "x", maxRetries: 6, random: () => 0 });
+        const task = tasks[0]!;
+        const { observation } = await makeEnv().reset({ task, protocol: "text", maxRounds: 8 });
+        const err = (await policy.act({ task, protocol: "text", messages: observation, episodeKey: "k" }).catch((e: unknown) => e)) as ModelError;
+        expect(err).toBeInstanceOf(ModelError);
+        expect(err.fatal).toMatch(new RegExp(`answered ${status} to POST /chat/completions: it is not an OpenAI-compatible chat-completions server`));
+        expect(hits).toBe(1);
+        for (const text of [err.message, err.fatal!]) {
+          expect(text.split("\n")).toHaveLength(1);
+          expect(text.length).toBeLessThan(400);
+        }
+      } finally {
+        server.close();
+      }
+    }
+  });
+
+  it("names the broken reply, on one line, when retries run out", async () => {
+    for (const [fault, named] of [
+      ["nochoices", "a 200 reply that is not a chat completion: `choices` is empty"],
+      ["truncated", "a 200 reply whose body is not complete JSON"],
+      ["html", "a 200 reply that is not a chat completion: an HTML page"],
+    ] as const) {
+      const s = await teacher({ faults: `${fault}:1` });
+      const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: s.url, apiKey: "x", maxRetries: 2, random: () => 0 });
+      const task = tasks[0]!;
+      const { observation } = await makeEnv().reset({ task, protocol: "text", maxRounds: 8 });
+      const err = await policy.act({ task, protocol: "text", messages: observation, episodeKey: "k" }).catch((e: unknown) => e as Error);
+      expect(err, fault).toBeInstanceOf(ModelError);
+      expect((err as Error).message, fault).toContain(named);
+      expect((err as Error).message, fault).toContain("(after 3 attempts)");
+      expect((err as Error).message.split("\n"), fault).toHaveLength(1);
+      expect(policy.stats.retries, fault).toBe(2);
+    }
   });
 
   it("empty content is an invalid action, noted in the row", async () => {
@@ -143,7 +195,7 @@ describe("model policy: errors no retry fixes stop the run at once", () => {
 });
 
 describe("model policy: the run's signal", () => {
-  it("holds one listener on it however many turns run (a long run must not pile them up)", async () => {
+  it("leaves no listener on it after each turn (a long run must not pile them up)", async () => {
     const s = await teacher();
     const policy = policyFor(s.url);
     const controller = new AbortController();
@@ -151,10 +203,10 @@ describe("model policy: the run's signal", () => {
     const env = makeEnv();
     const { observation } = await env.reset({ task, protocol: "text", maxRounds: 8 });
     for (let i = 0; i < 3; i++) await policy.act({ task, protocol: "text", messages: [...observation], signal: controller.signal, episodeKey: `k/${i}` });
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     for (let i = 3; i < 6; i++) await policy.act({ task, protocol: "text", messages: [...observation], signal: controller.signal, episodeKey: `k/${i}` });
     expect(policy.stats.succeeded).toBe(6);
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   it("aborting it ends a request in flight", async () => {
