@@ -9,6 +9,7 @@ import { Rng } from "../../env/ehr/prng.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
+import { completionEvents } from "./stream.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 export const DEFAULT_MODEL = "ehrgym-stand-in";
@@ -54,7 +55,7 @@ export interface TeacherServer {
   close(): Promise<void>;
 }
 
-/** `raw`: the body as bytes are sent (a broken reply), instead of the JSON of `body`. */
+/** `raw`: the body as bytes are sent (a broken reply, server-sent events), instead of the JSON of `body`. */
 type Send = { status: number; body: unknown; headers?: Record<string, string>; raw?: string };
 
 export async function startTeacherServer(input: TeacherServerInput): Promise<TeacherServer> {
@@ -111,7 +112,6 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
     const body = completions.read(raw, again.key);
     const request = body.request;
-    if (request.stream) throw invalidRequest("stream: the ehrgym stand-in answers non-streaming requests only; send stream: false", "stream", "unsupported_value");
     if (request.n !== undefined && request.n !== null && request.n !== 1) throw invalidRequest(`n: the ehrgym stand-in returns one choice (got n=${request.n})`, "n", "unsupported_value");
     if (!o.models.includes(request.model)) {
       throw new ApiError(404, `The model \`${request.model}\` does not exist: this ehrgym stand-in serves ${o.models.map((m) => `\`${m}\``).join(", ")}`, "invalid_request_error", "model_not_found", "model");
@@ -123,7 +123,12 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       return;
     }
     const reply = fault ? injected(fault, conversation, again) : { status: 200, body: completions.complete(conversation, again) };
-    send(res, requestId, reply, arrived + delay() + (fault === "slow" ? o.slowMs : 0));
+    const due = arrived + delay() + (fault === "slow" ? o.slowMs : 0);
+    if (request.stream && reply.status === 200) {
+      const includeUsage = (request as { stream_options?: { include_usage?: boolean } }).stream_options?.include_usage === true;
+      return send(res, requestId, { status: 200, body: null, raw: completionEvents(reply.body as ChatCompletion, includeUsage), headers: { "content-type": "text/event-stream" } }, due);
+    }
+    send(res, requestId, reply, due);
   };
 
   const injected = (fault: Exclude<FaultKind, "reset">, c: Conversation, again: Again): Send => {

@@ -287,12 +287,27 @@ describe("teacher serve: bad requests", () => {
     expect((err as APIError).param).toBe("messages");
   });
 
-  it("400 for stream: true and for bodies that fail validation, naming the field", async () => {
+  it("stream: true gives the same message as server-sent events (the openai client's stream)", async () => {
     const s = await serve();
     const req = await firstRequest(config, tasks[0]!, "text");
-    const err = await client(s.url).chat.completions.create({ ...chatBody(req), stream: true }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as APIError).param).toBe("stream");
+    const whole = await client(s.url).chat.completions.create({ ...chatBody(req), stream: false });
+    const stream = await client(s.url).chat.completions.create({ ...chatBody(req), stream: true, stream_options: { include_usage: true } });
+    let content = "";
+    let finish: string | null = null;
+    let usage: unknown;
+    for await (const chunk of stream) {
+      content += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(content).toBe(whole.choices[0]!.message.content);
+    expect(finish).toBe(whole.choices[0]!.finish_reason);
+    expect(usage).toEqual(whole.usage);
+  });
+
+  it("400 for bodies that fail validation, naming the field", async () => {
+    const s = await serve();
+    const req = await firstRequest(config, tasks[0]!, "text");
     for (const [body, param] of [
       [{ messages: req.messages }, "model"],
       [{ model: MODEL, messages: [{ role: "robot", content: "x" }] }, "messages.0.role"],
