@@ -18,13 +18,12 @@ import {
   POST_ACCEPTED,
   POST_INVALID,
   Protocol,
-  pyToPlain,
   TextPrompt,
   UrlRouter,
   type Action,
   type EpisodeStatus,
-  type PyValue,
 } from "../protocol/index.ts";
+import { type Py, toJs } from "../python/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection, type FhirHandler } from "./backend.ts";
 import { EnvInputError, EpisodeStateError } from "./errors.ts";
@@ -55,7 +54,7 @@ export interface EnvOptions {
   /** Text protocol prompt template (Python str.format placeholders); default: the project's own. */
   promptTemplate?: string;
   /** Text protocol function list (parsed with Python json semantics); default: the project's own. */
-  functions?: PyValue;
+  functions?: Py;
   /** Tool protocol: the tools offered (default DEFAULT_TOOL_NAMES, PROTOCOL.md's ten; EXTRA_TOOL_NAMES are opt-in). */
   tools?: readonly string[];
   /** Tool protocol system prompt; null for none; default: the project's own. */
@@ -112,7 +111,7 @@ export class EnvConfig {
 
 // The project's own prompt files are read once per process.
 const defaultPrompts = new Map<string, TextPrompt>();
-let defaultTemplate: { template: string; functions: PyValue } | undefined;
+let defaultTemplate: { template: string; functions: Py } | undefined;
 let defaultSystemPrompt: string | undefined;
 function defaultPrompt(apiBase: string): TextPrompt {
   let p = defaultPrompts.get(apiBase);
@@ -345,7 +344,7 @@ export class MedAgentEnv {
       case "POST": {
         const accepted = t.payload !== undefined;
         const action: Action = { kind: "POST", raw: content, url: t.url, accepted };
-        if (accepted) action.body = pyToPlain(t.payload!);
+        if (accepted) action.body = toJs(t.payload!, { intsAsNumbers: true });
         reply = accepted ? POST_ACCEPTED : POST_INVALID;
         if (accepted && ep.writes === "execute") {
           const route = this.config.router.route(t.url);

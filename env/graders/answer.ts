@@ -1,5 +1,5 @@
 // The FINISH answer, parsed with Python json.loads semantics.
-import { py } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
 import type { Checks } from "./checks.ts";
 import { show } from "./checks.ts";
 

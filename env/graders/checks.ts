@@ -1,5 +1,5 @@
 // Check recording: every grader explains its verdict as a list of named checks.
-import { py } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
 import type { Check, GradeResult } from "./types.ts";
 
 export class Checks {

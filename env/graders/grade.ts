@@ -1,5 +1,6 @@
 // Grader dispatch: one grader per suite/type; only completed episodes are graded.
-import { py, type Suite } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
+import { type Suite } from "../tasks/index.ts";
 import { Checks } from "./checks.ts";
 import { MAB_V1 } from "./mab-v1.ts";
 import { MAB_V2 } from "./mab-v2.ts";

@@ -1,11 +1,12 @@
 // Graders of suite mab-v1 (MedAgentBench v1), verdict-exact to the official refsol (GRADERS.md).
-import { facts, py, V1_NOW } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
+import { facts, V1_NOW } from "../tasks/index.ts";
 import { checkAnswerEquals, parseAnswer } from "./answer.ts";
 import { Checks, show } from "./checks.ts";
 import { acceptedPosts, hasPost, type AcceptedPost } from "./posts.ts";
 import type { GradeInput, GradeResult } from "./types.ts";
 
-const { at, pyEq, pyIn, pyLen, PyDict, pyLower, pyStripWs, pyAbs, sub, lt, le, gt } = py;
+const { at, pyEq, pyIn, pyLen, PyDict, pyLower, pyStrip, pyAbs, sub, lt, le, gt } = py;
 type Py = py.Py;
 
 const v1 = facts.v1;
@@ -199,7 +200,7 @@ function task9(c: Checks, input: GradeInput): boolean {
     const p = posts[0]!.payload;
     const okMed = all([
       ...medicationOrder(c, p, "40032-917-01"),
-      c.assert("route", () => pyStripWs(pyLower(at(p, "dosageInstruction", 0n, "route"))) === "oral", () => `${show(at(p, "dosageInstruction", 0n, "route"))} is oral`),
+      c.assert("route", () => pyStrip(pyLower(at(p, "dosageInstruction", 0n, "route"))) === "oral", () => `${show(at(p, "dosageInstruction", 0n, "route"))} is oral`),
       c.assert(
         "dose",
         () => le(pyAbs(sub(at(p, "dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity", "value"), dose)), 0.1),

@@ -1,7 +1,8 @@
 // The relaxed variants of v1 tasks 5, 9, 10 shipped with MedAgentBench V2 (v2_task5, v2_task9,
 // v2_task10), as GRADERS.md states them: low -> some accepted order mentioning the drug/lab;
 // otherwise no accepted POST. NOW is read from the task context like every mab-v2 task.
-import { facts, gradingClock, py } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
+import { facts, gradingClock } from "../tasks/index.ts";
 import { Checks, show } from "./checks.ts";
 import { acceptedPosts, type AcceptedPost } from "./posts.ts";
 import type { GradeInput } from "./types.ts";

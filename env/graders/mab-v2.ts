@@ -1,7 +1,8 @@
 // Graders of suite mab-v2 (MedAgentBench V2 new_patient_tasks), verdict-exact to the official
 // graders (GRADERS.md). Each follows the official evaluation order, so that a payload that makes
 // the Python code raise fails exactly when it would there.
-import { facts, gradingClock, py } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
+import { facts, gradingClock } from "../tasks/index.ts";
 import { Checks, inStrSet, pyIter, show } from "./checks.ts";
 import { patientRef } from "./mab-v1.ts";
 import { acceptedPosts, hasPost, type AcceptedPost } from "./posts.ts";
@@ -109,7 +110,7 @@ function task3(c: Checks, input: GradeInput): boolean {
   }
   const items = Array.isArray(parsed) ? parsed : parsed instanceof PyTuple ? parsed.items : undefined;
   if (!c.add("answer shape", items !== undefined && items.length === 2, `answer ${show(parsed)} is a 2-element list`)) return false;
-  const norm = (v: Py): Py => (v === null || pyEq(v, -1n) || (typeof v === "string" && py.pyStripWs(v) === "-1") ? null : v);
+  const norm = (v: Py): Py => (v === null || pyEq(v, -1n) || (typeof v === "string" && py.pyStrip(v) === "-1") ? null : v);
   const close = (a: Py, b: number | null): boolean => {
     if (a === null && b === null) return true;
     if (a === null || b === null) return false;

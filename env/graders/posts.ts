@@ -1,6 +1,6 @@
 // The canonical POST extraction of PROTOCOL.md section 3, with the official text-protocol quirks.
 import type { Action, Protocol } from "../protocol/index.ts";
-import { py } from "../tasks/index.ts";
+import * as py from "../python/index.ts";
 
 export interface AcceptedPost {
   url: string;
@@ -38,7 +38,7 @@ export function acceptedPosts(actions: readonly Action[], protocol: Protocol): A
       throw new py.PyError("IndexError", "list index out of range (a turn containing \"POST\" has no following message: extract_posts reads history[idx+1])");
     if (!a.reply.includes("POST request accepted")) return;
     const lines = a.raw.split("\n");
-    const url = py.pyStripWs(sliceCodePoints(lines[0]!, 4));
+    const url = py.pyStrip(sliceCodePoints(lines[0]!, 4));
     const parsed = py.tryJsonLoads(lines.slice(1).join("\n"));
     if (parsed.ok) out.push({ url, payload: parsed.value, index });
   });

@@ -1,6 +1,6 @@
 // What Python `requests.get(url)` (requests 2.32 + urllib3 2.x) does to a URL before sending it,
 // and the error texts it raises, so GET replies read exactly as in the official harness.
-import { pyLstrip, pyRepr } from "./python.ts";
+import { pyLstrip, strRepr } from "../python/index.ts";
 
 export interface PreparedUrl {
   /** The URL as requests reports it (`response.url`, used in HTTPError messages). */
@@ -103,7 +103,7 @@ function requoteUri(uri: string): string {
 export function prepareRequestsUrl(rawUrl: string): PrepareResult {
   const url = pyLstrip(rawUrl);
   if (url.includes(":") && !url.toLowerCase().startsWith("http")) {
-    return { ok: false, error: `No connection adapters were found for ${pyRepr(url)}` };
+    return { ok: false, error: `No connection adapters were found for ${strRepr(url)}` };
   }
   const m = URI_RE.exec(SCHEME_RE.test(url) ? url : "//" + url);
   const invalid = { ok: false as const, error: `Failed to parse: ${url}` };
@@ -129,11 +129,11 @@ export function prepareRequestsUrl(rawUrl: string): PrepareResult {
   if (normalize && query) query = encodeInvalidChars(query, QUERY_CHARS, QUERY_OK);
   if (normalize && fragment) fragment = encodeInvalidChars(fragment, QUERY_CHARS, QUERY_OK);
   if (!scheme) {
-    return { ok: false, error: `Invalid URL ${pyRepr(url)}: No scheme supplied. Perhaps you meant https://${url}?` };
+    return { ok: false, error: `Invalid URL ${strRepr(url)}: No scheme supplied. Perhaps you meant https://${url}?` };
   }
-  if (!host) return { ok: false, error: `Invalid URL ${pyRepr(url)}: No host supplied` };
+  if (!host) return { ok: false, error: `Invalid URL ${strRepr(url)}: No host supplied` };
   if (host.startsWith("*") || host.startsWith(".")) return { ok: false, error: "URL has an invalid label." };
-  if (!(scheme in DEFAULT_PORT)) return { ok: false, error: `No connection adapters were found for ${pyRepr(url)}` };
+  if (!(scheme in DEFAULT_PORT)) return { ok: false, error: `No connection adapters were found for ${strRepr(url)}` };
   if (!path) path = "/";
   const netloc = (at(authority) ?? "") + host + (port !== undefined ? `:${port}` : "");
   let unparsed = `${scheme}://${netloc}${path}`;
@@ -163,7 +163,7 @@ export function connectionErrorMessage(p: PreparedUrl): string {
   const conn = p.scheme === "https" ? "HTTPSConnection" : "HTTPConnection";
   const target = requoteUri(p.path + (p.query ? "?" + p.query : ""));
   return (
-    `${pool}(host=${pyRepr(p.host)}, port=${p.port}): Max retries exceeded with url: ${target} ` +
+    `${pool}(host=${strRepr(p.host)}, port=${p.port}): Max retries exceeded with url: ${target} ` +
     `(Caused by NewConnectionError('<urllib3.connection.${conn} object at 0x7f3c2a1e4d90>: ` +
     `Failed to establish a new connection: [Errno 111] Connection refused'))`
   );

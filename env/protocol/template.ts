@@ -1,6 +1,6 @@
 // Prompt templates with Python `str.format` semantics for the four text-protocol placeholders.
 import { readFileSync } from "node:fs";
-import { pyJsonDumps, pyJsonLoads, type PyValue } from "./python-json.ts";
+import { HARNESS_JSON_MAX_DEPTH, jsonDumps, jsonLoads, type Py } from "../python/index.ts";
 
 export const PLACEHOLDERS = ["api_base", "functions", "context", "question"] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -63,8 +63,8 @@ const MAX_RENDERED = 10_000;
 export class TextPrompt {
   private readonly parts: ({ text: string } | { field: "context" | "question" })[] = [];
 
-  constructor(template: string, functions: PyValue, apiBase: string) {
-    const fixed = { api_base: apiBase, functions: pyJsonDumps(functions) };
+  constructor(template: string, functions: Py, apiBase: string) {
+    const fixed = { api_base: apiBase, functions: jsonDumps(functions) };
     let lit = "";
     for (const p of parseTemplate(template)) {
       if ("text" in p) lit += p.text;
@@ -126,11 +126,11 @@ export function loadPromptTemplate(path: string | URL = DEFAULT_PROMPT_TEMPLATE_
 }
 
 /** Reads a function list file (`--functions FILE`) with Python json.loads semantics (keeps 5 vs 5.0). */
-export function loadFunctions(path: string | URL = DEFAULT_FUNCTIONS_FILE): PyValue {
+export function loadFunctions(path: string | URL = DEFAULT_FUNCTIONS_FILE): Py {
   const text = readText("--functions", path);
-  let value: PyValue;
+  let value: Py;
   try {
-    value = pyJsonLoads(text);
+    value = jsonLoads(text, HARNESS_JSON_MAX_DEPTH);
   } catch (e) {
     throw new TemplateError(`--functions ${String(path)}: not valid JSON: ${(e as Error).message}`);
   }

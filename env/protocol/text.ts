@@ -1,6 +1,5 @@
 // The text protocol (PROTOCOL.md section 1): how one agent turn is read and what the environment answers.
-import { dropLastCodePoint, pyStrip } from "./python.ts";
-import { pyJsonLoads, type PyValue } from "./python-json.ts";
+import { dropLastCodePoint, HARNESS_JSON_MAX_DEPTH, jsonLoads, type Py, pyStrip } from "../python/index.ts";
 import { connectionErrorMessage, httpErrorMessage, prepareRequestsUrl, type PreparedUrl } from "./requests-url.ts";
 
 export const CALL_FINISH = "Please call FINISH if you have got answers for all the questions and finished all the requested tasks";
@@ -21,7 +20,7 @@ export type TextTurn =
   /** `url` is what the harness requests: the text after GET plus "&_format=json". */
   | { kind: "GET"; url: string }
   /** `payload` is set when Python's json.loads accepts the body (then the reply is POST_ACCEPTED). */
-  | { kind: "POST"; url: string; bodyText: string; payload?: PyValue }
+  | { kind: "POST"; url: string; bodyText: string; payload?: Py }
   | { kind: "FINISH"; result: string }
   | { kind: "INVALID" };
 
@@ -39,7 +38,7 @@ export function parseTextTurn(content: string): TextTurn {
     const bodyText = lines.slice(1).join("\n");
     const url = pyStrip(lines[0]!.slice(4));
     try {
-      return { kind: "POST", url, bodyText, payload: pyJsonLoads(bodyText) };
+      return { kind: "POST", url, bodyText, payload: jsonLoads(bodyText, HARNESS_JSON_MAX_DEPTH) };
     } catch {
       return { kind: "POST", url, bodyText };
     }

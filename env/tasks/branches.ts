@@ -4,7 +4,7 @@ import type { FhirReader } from "../fhir/index.ts";
 import { defaultClock } from "./clock.ts";
 import { hoursBefore, latestObservation, birthDate, V1_TODAY } from "./facts/v1.ts";
 import * as v2 from "./facts/v2.ts";
-import { DAY_US, dtDiffUs, fromIsoformat, ge, gt, lt, PyError, type Py } from "./python/index.ts";
+import { DAY_US, dtDiffUs, fromIsoformat, ge, gt, lt, PyError, type Py } from "../python/index.ts";
 import type { Suite } from "./task.ts";
 
 const BRANCHES: Record<Suite, Record<string, readonly string[]>> = {

@@ -3,5 +3,4 @@ export * from "./clock.ts";
 export * from "./load.ts";
 export * from "./branches.ts";
 export * as facts from "./facts/index.ts";
-export * as py from "./python/index.ts";
 export * from "./generate/index.ts";

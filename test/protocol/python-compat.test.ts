@@ -1,6 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cleanTurn, parseTextTurn, pyJsonDumps, pyJsonLoads, pyFloatRepr, pyRepr, pyStrip } from "../../env/protocol/index.ts";
+import { cleanTurn, parseTextTurn } from "../../env/protocol/index.ts";
+import { floatRepr as pyFloatRepr, HARNESS_JSON_MAX_DEPTH, jsonDumps as pyJsonDumps, jsonLoads, pyStrip, strRepr as pyRepr } from "../../env/python/index.ts";
+
+const pyJsonLoads = (s: string) => jsonLoads(s, HARNESS_JSON_MAX_DEPTH);
 import { python } from "./python.ts";
 
 // Python is the reference: each test sends a corpus to one python3 process and compares.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { py } from "../../env/tasks/index.ts";
+import * as py from "../../env/python/index.ts";
 
 const { jsonLoads, pyEq, repr, pyStr, literalEval, pyIn, getItem, pyLen, pyLower, pyFloat, sub, PyError } = py;
 

@@ -2,7 +2,7 @@
 // code token, at most 5000, in id order), as Python values so that every access raises where
 // the official Python would.
 import { FhirError, type FhirReader, type FhirResource } from "../../fhir/index.ts";
-import { at, fromIsoformat, fromJs, getItem, pyGet, truthy, type Py, type PyDatetime, PyDict, PyError, typeName } from "../python/index.ts";
+import { at, fromIsoformat, fromJs, getItem, pyGet, truthy, type Py, type PyDatetime, PyDict, PyError, typeName } from "../../python/index.ts";
 
 export const MAX_COUNT = 5000;
 

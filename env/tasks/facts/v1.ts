@@ -1,6 +1,6 @@
 // The data computations of the mab-v1 graders (one implementation shared by graders and branches).
 import { FhirError, type FhirReader } from "../../fhir/index.ts";
-import { addUs, at, dtCmp, fromIsoformat, type Py, type PyDatetime, PyError, HOUR_US, toJs } from "../python/index.ts";
+import { addUs, at, dtCmp, fromIsoformat, type Py, type PyDatetime, PyError, HOUR_US, toJs } from "../../python/index.ts";
 import { baseFact, fetchResources, parseTime } from "./base.ts";
 
 export interface Measurement {

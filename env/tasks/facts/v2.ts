@@ -23,7 +23,7 @@ import {
   tdDays,
   truthy,
   typeName,
-} from "../python/index.ts";
+} from "../../python/index.ts";
 import { baseFact, beforeCutoff, fetchResources, parseTime, performedTime } from "./base.ts";
 
 export const CT_CODES = ["IMGCT0491", "IMGIL0001"];

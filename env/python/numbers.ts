@@ -1,4 +1,5 @@
 // Python numeric semantics: bool is an int, int is arbitrary precision, int/float compare exactly.
+import { pyStrip } from "./strings.ts";
 import { type Py, PyError, typeName } from "./values.ts";
 
 export type PyNum = bigint | number;
@@ -84,7 +85,7 @@ export function pyFloat(v: Py): number {
   if (typeof v === "bigint") return intToFloat(v);
   if (typeof v === "number") return v;
   if (typeof v === "string") {
-    const s = pyStripWs(v);
+    const s = pyStrip(v);
     const m = /^([+-]?)(?:(inf|infinity|nan)|((?:\d(?:_?\d)*)?(?:\.(?:\d(?:_?\d)*)?)?(?:[eE][+-]?\d(?:_?\d)*)?))$/i.exec(s);
     if (m) {
       const sign = m[1] === "-" ? -1 : 1;
@@ -95,22 +96,6 @@ export function pyFloat(v: Py): number {
     throw new PyError("ValueError", `could not convert string to float: ${JSON.stringify(v)}`);
   }
   throw new PyError("TypeError", `float() argument must be a string or a real number, not '${typeName(v)}'`);
-}
-
-// Characters for which Python's str.isspace() is true.
-const PY_WS = "\t\n\u000b\u000c\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000";
-
-export function isPySpace(ch: string): boolean {
-  return ch.length > 0 && PY_WS.includes(ch);
-}
-
-/** Python str.strip() with no argument. */
-export function pyStripWs(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && PY_WS.includes(s[a]!)) a++;
-  while (b > a && PY_WS.includes(s[b - 1]!)) b--;
-  return s.slice(a, b);
 }
 
 export function add(a: Py, b: Py): PyNum {

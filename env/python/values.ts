@@ -76,12 +76,13 @@ export function fromJs(value: unknown, opts: { floats?: boolean } = {}): Py {
   return null;
 }
 
-/** Python values back to plain JS (ints as numbers when safe), for details and task files. */
-export function toJs(v: Py): unknown {
-  if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-  if (Array.isArray(v)) return v.map(toJs);
-  if (v instanceof PyDict) return Object.fromEntries([...v.map].map(([k, x]) => [String(k), toJs(x)]));
-  if (v instanceof PyTuple || v instanceof PySet) return v.items.map(toJs);
+/** Python values back to plain JS, for details, task files and action logs. Ints become numbers when
+ *  safe, else decimal strings; with `intsAsNumbers` always numbers (what JSON.parse would give). */
+export function toJs(v: Py, opts: { intsAsNumbers?: boolean } = {}): unknown {
+  if (typeof v === "bigint") return opts.intsAsNumbers || Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+  if (Array.isArray(v)) return v.map((x) => toJs(x, opts));
+  if (v instanceof PyDict) return Object.fromEntries([...v.map].map(([k, x]) => [String(k), toJs(x, opts)]));
+  if (v instanceof PyTuple || v instanceof PySet) return v.items.map((x) => toJs(x, opts));
   if (v instanceof PyComplex || v instanceof PyBytes) return String(v);
   return v;
 }

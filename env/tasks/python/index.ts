@@ -1,6 +1,0 @@
-export * from "./values.ts";
-export * from "./numbers.ts";
-export * from "./ops.ts";
-export * from "./json.ts";
-export * from "./literal.ts";
-export * from "./datetime.ts";
