@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/helpers/build.ts"],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: "forks",

@@ -1,15 +1,64 @@
-#!/usr/bin/env -S npx tsx
+// The `ehrgym` command. Only the module of the command asked for is loaded (`ehrgym --help` loads
+// none), so a command starts in the time Node and its own imports take.
 import { Command, CommanderError } from "commander";
 import { UsageError } from "./commands/common.ts";
-import { registerFhir } from "./commands/fhir.ts";
-import { registerEhr } from "./commands/ehr.ts";
-import { registerTasks } from "./commands/tasks.ts";
-import { registerEval } from "./commands/eval.ts";
-import { registerServe } from "./commands/serve.ts";
-import { registerRollout } from "./commands/rollout.ts";
-import { registerTeacher } from "./commands/teacher.ts";
-import { registerDataset } from "./commands/dataset.ts";
-import { registerReport } from "./commands/report.ts";
+
+type Register = (program: Command) => void;
+
+/** Each top-level command: its one-line description (as its module registers it; a test compares
+ *  them) and how to load its module. */
+const COMMANDS: Record<string, { description: string; load: () => Promise<Register> }> = {
+  fhir: {
+    description: "the embedded FHIR R4 server: serve, snapshot a live server, import and export NDJSON",
+    load: async () => (await import("./commands/fhir.ts")).registerFhir,
+  },
+  ehr: {
+    description: "the synthetic EHR: generate a population, describe an export",
+    load: async () => (await import("./commands/ehr.ts")).registerEhr,
+  },
+  tasks: {
+    description: "task sets: generate branch-balanced tasks, show their balance",
+    load: async () => (await import("./commands/tasks.ts")).registerTasks,
+  },
+  eval: {
+    description: "Run a policy over tasks on the embedded EHR; JSONL per episode + success rates (resumable)",
+    load: async () => (await import("./commands/eval.ts")).registerEval,
+  },
+  serve: {
+    description: "HTTP reward server for trainers (episodes, steps, score; JSON or MessagePack)",
+    load: async () => (await import("./commands/serve.ts")).registerServe,
+  },
+  rollout: {
+    description: "Drive an OpenAI-compatible teacher model through training episodes; JSONL per episode (resumable, shardable)",
+    load: async () => (await import("./commands/rollout.ts")).registerRollout,
+  },
+  teacher: {
+    description: "the stand-in teacher: an OpenAI-compatible server that plays the scripted expert (not a model)",
+    load: async () => (await import("./commands/teacher.ts")).registerTeacher,
+  },
+  dataset: {
+    description: "SFT datasets from rollout rows: build, inspect, validate, push to the Hugging Face Hub",
+    load: async () => (await import("./commands/dataset.ts")).registerDataset,
+  },
+  report: {
+    description:
+      "Report on one or more eval/rollout runs: tables with Wilson intervals, charts (SVG + PNG), run-vs-run diff with exact McNemar tests, transcripts",
+    load: async () => (await import("./commands/report.ts")).registerReport,
+  },
+};
+
+/**
+ * Under npm (`npx ehrgym`, `npm run ehrgym`) a shell stands between npm and this process; npm
+ * forwards SIGINT/SIGTERM to that shell, which exits without passing them on. So a process started
+ * by npm whose parent went away stops as if it had been sent SIGTERM.
+ */
+function stopWithParent(): void {
+  if (!process.env.npm_command) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, "SIGTERM");
+  }, 250).unref();
+}
 
 const program = new Command()
   .name("ehrgym")
@@ -17,16 +66,16 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-registerFhir(program);
-registerEhr(program);
-registerTasks(program);
-registerEval(program);
-registerServe(program);
-registerRollout(program);
-registerTeacher(program);
-registerDataset(program);
-registerReport(program);
+const words = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const asked = words[0] === "help" ? words[1] : words[0];
+if (asked !== undefined && Object.hasOwn(COMMANDS, asked)) {
+  (await COMMANDS[asked]!.load())(program);
+} else {
+  // Help or a mistake: the commands by name and description, none of their modules loaded.
+  for (const [name, { description }] of Object.entries(COMMANDS)) program.command(name).description(description);
+}
 
+stopWithParent();
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

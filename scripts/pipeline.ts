@@ -9,7 +9,6 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { z } from "zod";
-import { productEnv, productNodeOptions } from "./bench/node-options.ts";
 import { parseOptions } from "./commands/common.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -34,12 +33,13 @@ process.on("SIGINT", () => {
 });
 process.on("SIGTERM", () => shutdown(143));
 
-const cliArgs = (args: string[]) => [...productNodeOptions(), "--import", "tsx", join(ROOT, "scripts", "cli.ts"), ...args];
+/** The compiled `ehrgym` command (dist/, built by `npm ci`), as a user runs it. */
+const cliArgs = (args: string[]) => [join(ROOT, "bin", "ehrgym.js"), ...args];
 
 /** Runs one `ehrgym` command to completion, its output into the stage's log file. */
 function stage(logDir: string, name: string, args: string[]): Promise<void> {
   const log = join(logDir, `${name}.log`);
-  const child = spawn(process.execPath, cliArgs(args), { cwd: ROOT, env: productEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, cliArgs(args), { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
   const file = createWriteStream(log);
   file.write(`$ ehrgym ${args.join(" ")}\n`);
@@ -59,7 +59,6 @@ function stage(logDir: string, name: string, args: string[]): Promise<void> {
 function startTeacher(logDir: string, tasksFiles: string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, cliArgs(["teacher", "serve", "--port", "0", "--seed", "1", ...tasksFiles.flatMap((f) => ["--tasks", f])]), {
     cwd: ROOT,
-    env: productEnv(),
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);

@@ -14,7 +14,6 @@ import { FhirService } from "../../env/fhir/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
 import { createExpertPolicy, EHRGYM_VERSION, runEpisodes } from "../../rollout/index.ts";
 import { readLines } from "../../datasets/lines.ts";
-import { productEnv, productNodeOptions } from "./node-options.ts";
 import { report } from "./report.ts";
 
 const ROWS = Number(process.env.EHRGYM_BENCH_DS_ROWS ?? 20_000);
@@ -107,8 +106,8 @@ export async function run(): Promise<void> {
     const out = join(work, "ds");
     const child = spawnSync(
       "/usr/bin/time",
-      ["-v", process.execPath, ...productNodeOptions(), "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
-      { cwd: PROJECT_ROOT, env: productEnv(), encoding: "utf8", maxBuffer: 1 << 26 },
+      ["-v", process.execPath, "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
+      { cwd: PROJECT_ROOT, encoding: "utf8", maxBuffer: 1 << 26 },
     );
     if (child.status !== 0) throw new Error(`build child failed (${child.status}): ${child.stderr}`);
     const result = JSON.parse(child.stdout.trim().split("\n").at(-1)!) as { seconds: number; rows: number; outBytes: number };

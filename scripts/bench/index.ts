@@ -1,14 +1,13 @@
 // `npm run bench [-- fhir ehr env server]`: runs every bench section (or the named ones) in order,
 // each in a fresh Node process (a section's figures must not depend on the heap and GC state the
-// sections before it left behind) started with the V8 settings the ehrgym CLI uses, unless the
-// section names its own (the reward server section: its process is the load generator).
+// sections before it left behind) with Node's defaults, as the ehrgym CLI runs, unless the section
+// names its own V8 settings (the reward server section: its process is the load generator).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { productEnv, productNodeOptions } from "./node-options.ts";
 
 const IN_CHILD = "EHRGYM_BENCH_SECTION";
 
-/** A section module; `sectionNodeOptions` replaces the product's V8 settings for the section's own process. */
+/** A section module; `sectionNodeOptions`: V8 settings of the section's own process. */
 type Section = { run: () => Promise<void>; sectionNodeOptions?: string[] };
 
 const sections: Record<string, () => Promise<Section>> = {
@@ -19,6 +18,7 @@ const sections: Record<string, () => Promise<Section>> = {
   server: () => import("./server.ts"),
   rollout: () => import("./rollout.ts"),
   datasets: () => import("./datasets.ts"),
+  cli: () => import("./cli.ts"),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
@@ -35,10 +35,10 @@ if (process.env[IN_CHILD] === names[0] && names.length === 1) {
 } else {
   let failed = 0;
   for (const name of names) {
-    const flags = (await sections[name]!()).sectionNodeOptions ?? productNodeOptions();
+    const flags = (await sections[name]!()).sectionNodeOptions ?? [];
     const child = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), name], {
       stdio: "inherit",
-      env: { ...productEnv(), [IN_CHILD]: name },
+      env: { ...process.env, [IN_CHILD]: name },
     });
     if (child.status !== 0) {
       failed++;

@@ -13,7 +13,6 @@ import { generateStore } from "../../env/ehr/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
 import { generateTasks, type Task } from "../../env/tasks/index.ts";
 import { createModelPolicy, runEpisodes, type RunItem } from "../../rollout/index.ts";
-import { productEnv, productNodeOptions } from "./node-options.ts";
 import { report } from "./report.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -22,8 +21,8 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 async function startTeacher(tasksFile: string, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    [...productNodeOptions(), "--import", "tsx", "scripts/cli.ts", "teacher", "serve", "--port", "0", "--tasks", tasksFile, "--latency-ms", String(latencyMs), "--seed", "1"],
-    { cwd: ROOT, env: productEnv(), stdio: ["ignore", "pipe", "inherit"] },
+    ["--import", "tsx", "scripts/cli.ts", "teacher", "serve", "--port", "0", "--tasks", tasksFile, "--latency-ms", String(latencyMs), "--seed", "1"],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const url = await new Promise<string>((resolve, reject) => {
     let text = "";

@@ -5,7 +5,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Client } from "undici";
 import { fileURLToPath } from "node:url";
 import msgpack from "msgpack-lite";
-import { productEnv, productNodeOptions } from "./node-options.ts";
 import { percentile, report } from "./report.ts";
 
 /**
@@ -90,11 +89,11 @@ function startChild(): Promise<{ child: ChildProcess; url: string; workload: Wor
   return new Promise((resolve, reject) => {
     // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
     const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
-    // The V8 settings `ehrgym serve` runs with (package.json "ehrgym.nodeOptions", applied by bin/ehrgym.js);
-    // EHRGYM_BENCH_NODE_FLAGS="..." adds to them to try others.
-    const flags = [...productNodeOptions(), ...(process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean)];
+    // Node's defaults, as `ehrgym serve` runs; EHRGYM_BENCH_NODE_FLAGS="..." tries others (e.g. the
+    // opt-in NODE_OPTIONS=--max-semi-space-size=32 of the README's reward server section).
+    const flags = (process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
     const child = spawn(process.execPath, [...flags, ...profile, "--import", "tsx", fileURLToPath(import.meta.url)], {
-      env: { ...productEnv(), [CHILD_FLAG]: "1" },
+      env: { ...process.env, [CHILD_FLAG]: "1" },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     child.once("message", (m) => resolve({ child, ...(m as { url: string; workload: Workload; resources: number }) }));
