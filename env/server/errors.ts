@@ -1,12 +1,13 @@
 import type { z } from "zod";
 
-/** An error with an HTTP status; the message is sent to the client. */
+/** An error with an HTTP status; the message is sent to the client, `code` too when set (for machines). */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly field?: string,
     readonly headers: Record<string, string> = {},
+    readonly code?: string,
   ) {
     super(message);
     this.name = "HttpError";

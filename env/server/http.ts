@@ -32,6 +32,8 @@ export interface HttpOptions {
   routes: Route[];
   maxBodyBytes: number;
   token?: string;
+  /** Sent with every reply (e.g. the replica's name). */
+  headers?: Record<string, string>;
   onRequest?: (route: string, status: number, seconds: number) => void;
 }
 
@@ -150,13 +152,13 @@ class Exchange {
   }
 
   finish(status: number, body: Buffer | string, contentType: string, headers?: Record<string, string>): void {
-    send(this.res, status, body, contentType, headers);
+    send(this.res, status, body, contentType, this.options.headers ? { ...this.options.headers, ...headers } : headers);
     this.options.onRequest?.(this.routeName, status, (performance.now() - this.started) / 1000);
   }
 
   fail(err: unknown): void {
     const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-    const { body, contentType } = encodeBody(e.field ? { error: e.message, field: e.field } : { error: e.message }, this.reply);
+    const { body, contentType } = encodeBody({ error: e.message, ...(e.field ? { field: e.field } : {}), ...(e.code ? { code: e.code } : {}) }, this.reply);
     const headers = { ...e.headers };
     if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="ehrgym"';
     this.finish(e.status, body, contentType, headers);

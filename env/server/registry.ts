@@ -6,6 +6,12 @@ import type { Task } from "../tasks/index.ts";
 import type { EpisodeEnv } from "./backend.ts";
 import { HttpError } from "./errors.ts";
 
+/** The 404 code of an episode this replica does not hold: the client re-opens it or gives up, the server never starts one. */
+export const UNKNOWN_EPISODE = "unknown_episode";
+
+/** `<replica>-<uuid>`: an id a replica made (client-chosen ids may look like anything else). */
+const SERVER_MADE_ID = /^[A-Za-z0-9_.]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export interface Episode {
   readonly id: string;
   readonly env: EpisodeEnv;
@@ -74,25 +80,39 @@ export class EpisodeRegistry {
     }
   }
 
-  newId(): string {
+  /** The client's chosen id (409 while an episode holds it), else a fresh one of this replica. */
+  newId(chosen?: string): string {
+    if (chosen !== undefined) {
+      this.assertFree(chosen);
+      return chosen;
+    }
     // randomUUID draws from a cached entropy pool: cheaper per call than randomBytes.
     return this.prefix + randomUUID();
   }
 
   add(episode: Episode): void {
+    this.assertFree(episode.id);
     this.ensureRoom();
     this.episodes.set(episode.id, episode);
   }
 
-  /** The episode, or 404 (naming another replica when the id carries its prefix). */
+  private assertFree(id: string): void {
+    const held = this.episodes.get(id);
+    if (held && !this.expired(held, Date.now())) {
+      throw new HttpError(409, `episode_id: ${JSON.stringify(id)} is already an open episode on this replica; choose another id`, "episode_id", {}, "episode_exists");
+    }
+  }
+
+  /** The episode, or 404 `unknown_episode` (naming another replica when the id carries its prefix); never a new episode. */
   get(id: string): Episode {
     const episode = this.episodes.get(id);
     if (episode && !this.expired(episode, Date.now())) return episode;
     if (episode) this.evict(episode);
-    if (!id.startsWith(this.prefix) && /^[A-Za-z0-9_.]+-/.test(id)) {
-      throw new HttpError(404, `episode ${id} not found here: its id belongs to replica "${id.slice(0, id.indexOf("-"))}", this is "${this.options.replicaId}"`, "episode_id");
+    const here = this.options.replicaId;
+    if (!id.startsWith(this.prefix) && SERVER_MADE_ID.test(id)) {
+      throw new HttpError(404, `episode ${id} not found here: its id belongs to replica "${id.slice(0, id.indexOf("-"))}", this is "${here}"`, "episode_id", {}, UNKNOWN_EPISODE);
     }
-    throw new HttpError(404, `episode ${id} not found (unknown, deleted or evicted after idling)`, "episode_id");
+    throw new HttpError(404, `episode ${id} not found on replica "${here}" (unknown, deleted or evicted after idling)`, "episode_id", {}, UNKNOWN_EPISODE);
   }
 
   markFinished(episode: Episode): void {

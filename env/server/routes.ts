@@ -1,11 +1,13 @@
 // The API: /v1 episodes, score, tasks, schema, health, metrics, and the OpenEnv-style /reset /step /state.
 import type { AgentTurn, StepResult } from "../core/index.ts";
 import { HttpError } from "./errors.ts";
-import { parseBody, type Reply, type Route } from "./http.ts";
+import { parseBody, type Reply, type Request, type Route } from "./http.ts";
 import type { Episode } from "./registry.ts";
 import {
   apiJsonSchema,
   CreateEpisodeRequest,
+  EPISODE_HEADER,
+  EpisodeId,
   OpenEnvResetRequest,
   OpenEnvStepRequest,
   ScoreRequest,
@@ -42,6 +44,30 @@ function stateOf(episode: Episode, withMessages: boolean) {
 
 const truthy = (v: string | null) => v !== null && v !== "0" && v !== "false";
 
+/**
+ * The episode a request is about: the id in its path or body, else its X-Episode-Id header (the
+ * load balancer's routing key). Both given and different is a 400: the request was routed by one
+ * and would act on the other.
+ */
+function episodeIdOf(req: Request, given: string | null | undefined): string | undefined {
+  const raw = req.headers[EPISODE_HEADER];
+  const header = Array.isArray(raw) ? raw[0] : raw;
+  if (header === undefined || header === "") return given ?? undefined;
+  if (given != null && given !== header) {
+    throw new HttpError(400, `X-Episode-Id: ${JSON.stringify(header)} differs from the episode_id of the request (${JSON.stringify(given)})`, "X-Episode-Id");
+  }
+  return header;
+}
+
+/** A client-chosen id from the body or the header, checked like the body field. */
+function chosenIdOf(req: Request, given: string | undefined): string | undefined {
+  const id = episodeIdOf(req, given);
+  if (id === undefined || id === given) return id;
+  const ok = EpisodeId.safeParse(id);
+  if (!ok.success) throw new HttpError(400, `X-Episode-Id: ${ok.error.issues[0]!.message} (got ${JSON.stringify(id.slice(0, 80))})`, "X-Episode-Id");
+  return id;
+}
+
 export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number }): Route[] {
   const { registry, metrics, backend } = service;
   let schemaCache: Record<string, unknown> | undefined;
@@ -49,8 +75,8 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
   let openEnvCurrent: string | undefined;
   let openEnvNextTask = 0;
 
-  const openEnvEpisode = (id: string | null | undefined): Episode => {
-    const chosen = id ?? openEnvCurrent;
+  const openEnvEpisode = (req: Request, id: string | null | undefined): Episode => {
+    const chosen = episodeIdOf(req, id) ?? openEnvCurrent;
     if (!chosen) throw new HttpError(404, "no episode: call /reset first or pass episode_id", "episode_id");
     return registry.get(chosen);
   };
@@ -101,7 +127,7 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       name: "POST /v1/episodes",
       handle: async (req) => {
         const body = parseBody(CreateEpisodeRequest, req.body);
-        const { episode, reset } = await service.open(service.resolveTask(body), body);
+        const { episode, reset } = await service.open(service.resolveTask(body), { ...body, episode_id: chosenIdOf(req, body.episode_id) });
         return {
           status: 201,
           value: { episode_id: episode.id, observation: reset.observation, tools: reset.tools, info: reset.info },
@@ -112,14 +138,14 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       method: "GET",
       pattern: ["v1", "episodes", ":id"],
       name: "GET /v1/episodes/:id",
-      handle: (req, p) => ({ value: stateOf(registry.get(p.id!), truthy(req.query.get("messages"))) }),
+      handle: (req, p) => ({ value: stateOf(registry.get(episodeIdOf(req, p.id)!), truthy(req.query.get("messages"))) }),
     },
     {
       method: "DELETE",
       pattern: ["v1", "episodes", ":id"],
       name: "DELETE /v1/episodes/:id",
-      handle: (_req, p) => {
-        const episode = registry.get(p.id!);
+      handle: (req, p) => {
+        const episode = registry.get(episodeIdOf(req, p.id)!);
         service.delete(episode.id);
         return { value: { episode_id: episode.id, deleted: true } };
       },
@@ -129,7 +155,7 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       pattern: ["v1", "episodes", ":id", "step"],
       name: "POST /v1/episodes/:id/step",
       handle: async (req, p) => {
-        const episode = registry.get(p.id!);
+        const episode = registry.get(episodeIdOf(req, p.id)!);
         const body = parseBody(StepRequest, req.body);
         return stepReply(await service.step(episode, service.turnFor(episode.protocol, body)));
       },
@@ -167,7 +193,7 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
           if (backend.tasks.length === 0) throw new HttpError(400, "task_id: the server has no tasks; pass task", "task_id");
           task = backend.tasks[(body.seed ?? openEnvNextTask++) % backend.tasks.length]!;
         }
-        const { episode, reset } = await service.open(task, body);
+        const { episode, reset } = await service.open(task, { ...body, episode_id: chosenIdOf(req, body.episode_id) });
         openEnvCurrent = episode.id;
         return {
           value: { episode_id: episode.id, observation: reset.observation, tools: reset.tools, reward: 0, done: false, info: reset.info },
@@ -180,7 +206,7 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       name: "POST /step",
       handle: async (req) => {
         const body = parseBody(OpenEnvStepRequest, req.body);
-        const episode = openEnvEpisode(body.episode_id);
+        const episode = openEnvEpisode(req, body.episode_id);
         const a = body.action;
         let turn: AgentTurn;
         if (typeof a === "string") turn = service.turnFor(episode.protocol, { action: a });
@@ -206,7 +232,7 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       pattern: ["state"],
       name: "GET /state",
       handle: (req) => {
-        const episode = openEnvEpisode(req.query.get("episode_id"));
+        const episode = openEnvEpisode(req, req.query.get("episode_id"));
         return { value: { ...stateOf(episode, false), step_count: episode.steps } };
       },
     },

@@ -7,6 +7,15 @@ import { Task } from "../tasks/index.ts";
 
 export const MAX_ROUNDS_LIMIT = 1000;
 
+/** Routing headers: the client names the episode on every request; every reply names the replica. */
+export const EPISODE_HEADER = "x-episode-id";
+export const REPLICA_HEADER = "X-Ehrgym-Replica";
+
+/** An episode id a client chooses (so a load balancer can hash it before the episode exists). */
+export const EpisodeId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "1-128 characters: letters, digits, '.', '_', ':', '-' (first a letter or digit)");
+
 /** An assistant message as trainers send it: `content` may be omitted when there are tool calls. */
 export const IncomingMessage = Message.extend({ content: z.string().nullable().default(null) });
 
@@ -17,11 +26,13 @@ const episodeFields = {
   max_rounds: z.number().int().min(1).max(MAX_ROUNDS_LIMIT).default(8),
   writes: WritesMode.optional(),
 };
+/** Only where an episode is kept: POST /v1/episodes and /reset (score episodes are never kept). */
+const chosenId = { episode_id: EpisodeId.optional() };
 
 const oneTask = (b: { task_id?: string | undefined; task?: unknown }) => (b.task_id === undefined) !== (b.task === undefined);
 const oneTaskError = { message: "exactly one of task_id or task is required", path: ["task_id"] };
 
-export const CreateEpisodeRequest = z.strictObject(episodeFields).refine(oneTask, oneTaskError);
+export const CreateEpisodeRequest = z.strictObject({ ...episodeFields, ...chosenId }).refine(oneTask, oneTaskError);
 export type CreateEpisodeRequest = z.infer<typeof CreateEpisodeRequest>;
 
 export const StepRequest = z
@@ -64,6 +75,7 @@ export const OpenEnvResetRequest = z.object({
   writes: WritesMode.optional(),
   /** Picks task number `seed % tasks` when no task is named. */
   seed: z.number().int().min(0).optional(),
+  ...chosenId,
 });
 export type OpenEnvResetRequest = z.infer<typeof OpenEnvResetRequest>;
 
@@ -129,7 +141,12 @@ export const ScoreResponse = z.object({
   messages: z.array(Message).optional(),
 });
 
-export const ErrorResponse = z.object({ error: z.string(), field: z.string().optional() });
+export const ErrorResponse = z.object({
+  error: z.string(),
+  field: z.string().optional(),
+  /** Machine-readable kind, where a client acts on it: "unknown_episode" (404), "episode_exists" (409). */
+  code: z.string().optional(),
+});
 
 export const apiSchemas = {
   CreateEpisodeRequest,

@@ -6,6 +6,7 @@ import { createHandler } from "./http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { EpisodeRegistry } from "./registry.ts";
 import { buildRoutes } from "./routes.ts";
+import { REPLICA_HEADER } from "./schemas.ts";
 import { EpisodeService } from "./service.ts";
 
 export interface RewardServerOptions {
@@ -20,7 +21,7 @@ export interface RewardServerOptions {
   maxBodyBytes?: number;
   /** Require `Authorization: Bearer <token>` on everything but /healthz. */
   token?: string;
-  /** Prefix of episode ids, for sticky routing behind a load balancer (default "r0"). */
+  /** Names this replica: the prefix of the episode ids it makes and the X-Ehrgym-Replica header of every reply (default "r0"). */
   replicaId?: string;
 }
 
@@ -56,6 +57,7 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
     routes,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
     token: options.token,
+    headers: { [REPLICA_HEADER]: replicaId },
     onRequest: (route, status, seconds) => m.request(route, status, seconds),
   });
   const server = createServer(handler);

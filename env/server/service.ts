@@ -35,7 +35,9 @@ export class EpisodeService {
     return task;
   }
 
-  async open(task: Task, request: Pick<CreateEpisodeRequest, "protocol" | "max_rounds" | "writes">): Promise<OpenedEpisode> {
+  /** `request.episode_id`: the client's chosen id (409 while held), else one this replica makes. */
+  async open(task: Task, request: Pick<CreateEpisodeRequest, "protocol" | "max_rounds" | "writes" | "episode_id">): Promise<OpenedEpisode> {
+    const id = this.registry.newId(request.episode_id);
     this.registry.ensureRoom();
     const env = this.backend.createEnv();
     let reset: ResetResult;
@@ -47,7 +49,7 @@ export class EpisodeService {
     }
     const now = Date.now();
     const episode: Episode = {
-      id: this.registry.newId(),
+      id,
       env,
       task,
       protocol: request.protocol,
@@ -58,7 +60,13 @@ export class EpisodeService {
       info: reset.info,
       tail: Promise.resolve(),
     };
-    this.registry.add(episode);
+    try {
+      // Another request may have taken the chosen id while this one reset.
+      this.registry.add(episode);
+    } catch (err) {
+      await env.close();
+      throw err;
+    }
     this.metrics.episodesStarted++;
     return { episode, reset };
   }

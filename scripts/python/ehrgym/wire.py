@@ -14,6 +14,8 @@ from .errors import error_for
 JSON_TYPE = "application/json"
 MSGPACK_TYPE = "application/msgpack"
 Format = Literal["json", "msgpack"]
+EPISODE_HEADER = "X-Episode-Id"
+REPLICA_HEADER = "X-Ehrgym-Replica"
 
 
 class Wire:
@@ -40,10 +42,11 @@ class Wire:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
 
-    def build(self, client: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None) -> httpx.Request:
+    def build(self, client: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None, episode_id: Optional[str] = None) -> httpx.Request:
         params = {k: v for k, v in (query or {}).items() if v is not None}
         content: Optional[bytes] = None
-        headers: Dict[str, str] = {}
+        # The load balancer's routing key: every request about an episode names it.
+        headers: Dict[str, str] = {EPISODE_HEADER: episode_id} if episode_id is not None else {}
         if body is not None:
             if self.format == "msgpack":
                 content = msgpack.packb(body, use_bin_type=True)
