@@ -38,7 +38,6 @@ export { readRows, readEpisodeRows, readJsonLines, readRowHeads, rowHead, RowFil
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";
 export { EHRGYM_VERSION } from "./version.ts";
-export { escaped, LONG_MESSAGE, LongText, parseLongJson, parseMessageBytes, plainText, takeLongContents, type BatchMemo, type Text, type WithText } from "./long-text.ts";
 export * from "./model/index.ts";
 export { createProgress, type Progress, type ProgressState } from "./progress.ts";
 export * from "./teacher/index.ts";

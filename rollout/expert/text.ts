@@ -1,6 +1,5 @@
 // The expert's requests as text-protocol turns, and the environment's text replies as Replies.
 import type { Message } from "../../env/core/index.ts";
-import { parseLongJson, type BatchMemo, type Text } from "../long-text.ts";
 import type { Reply, Request } from "./plan.ts";
 
 const GET_REPLY = "Here is the response from the GET request:\n";
@@ -19,13 +18,13 @@ export function renderText(request: Request, apiBase: string): string {
   }
 }
 
-/** The reply a text-protocol user message carries (a long one may come in parts, parsed with `memo`). */
-export function parseTextReply(text: Text, memo?: BatchMemo): Reply {
+/** The reply a text-protocol user message carries. */
+export function parseTextReply(text: string): Reply {
   if (text.startsWith(GET_REPLY)) {
     const tail = text.lastIndexOf(GET_TAIL);
     const end = tail < 0 ? text.length : tail;
     try {
-      return { ok: true, json: typeof text === "string" ? JSON.parse(text.slice(GET_REPLY.length, end)) : parseLongJson(text, GET_REPLY.length, end, memo) };
+      return { ok: true, json: JSON.parse(text.slice(GET_REPLY.length, end)) };
     } catch {
       return { ok: false, error: "GET reply is not JSON" };
     }

@@ -1,6 +1,5 @@
 // The expert's requests as tool calls (PROTOCOL.md section 2), and tool messages as Replies.
 import type { Message, ToolCall } from "../../env/core/index.ts";
-import { parseLongJson, plainText, type BatchMemo, type Text } from "../long-text.ts";
 import type { Reply, Request } from "./plan.ts";
 
 const SEARCH_TOOLS: Record<string, string> = {
@@ -46,13 +45,13 @@ export function toolCall(request: Request, id: string): ToolCall {
   }
 }
 
-/** The reply a tool message carries (a long one may come in parts, parsed with `memo`). */
-export function parseToolReply(content: Text, memo?: BatchMemo): Reply {
+/** The reply a tool message carries. */
+export function parseToolReply(content: string): Reply {
   if (content.startsWith("Error")) return { ok: false, error: content.slice(0, 300) };
   try {
-    return { ok: true, json: typeof content === "string" ? JSON.parse(content) : parseLongJson(content, 0, content.length, memo) };
+    return { ok: true, json: JSON.parse(content) };
   } catch {
-    return { ok: true, json: plainText(content) };
+    return { ok: true, json: content };
   }
 }
 

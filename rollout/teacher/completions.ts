@@ -3,12 +3,11 @@
 import type { Message } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { BodyReader, type Body } from "./bodies.ts";
 import { combine, messageDigest, textDigest } from "./digest.ts";
 import { EpisodeBook } from "./episodes.ts";
 import { orphanState, playTurn } from "./player.ts";
 import { TaskIndex } from "./recognise.ts";
-import { invalidRequest } from "./request.ts";
+import { invalidRequest, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
 import { TokenCounter, type Usage } from "./usage.ts";
 
 export interface ChatCompletion {
@@ -26,6 +25,13 @@ export interface ChatCompletion {
   usage: Usage;
   /** Not part of OpenAI's shape: says what answered and what the turn did (clients ignore unknown fields). */
   ehrgym_stand_in: { task_id: string; suite: string; type: string; sample: number | null; turn: string };
+}
+
+/** A validated request with its messages normalised and digested. */
+export interface Body {
+  request: ChatRequest;
+  messages: Message[];
+  digests: string[];
 }
 
 export const FINGERPRINT = "ehrgym-stand-in";
@@ -57,9 +63,6 @@ export class Completions {
   readonly index: TaskIndex;
   private readonly book: EpisodeBook<ChatCompletion>;
   private readonly tokens = new TokenCounter();
-  private readonly bodies = new BodyReader();
-  /** Digests of tools lists by identity: a body read as an extension of the one before shares its list. */
-  private readonly toolsKeys = new WeakMap<object, string>();
   private served = 0;
 
   constructor(readonly options: CompletionsOptions) {
@@ -67,10 +70,17 @@ export class Completions {
     this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
   }
 
-  /** The request in a body (a 400 naming the problem when it is not JSON or not a chat request). `key` is
-   *  the request's Idempotency-Key; the reader keeps the episode's body when the key names one. */
-  read(raw: Buffer, key?: string): Body {
-    return this.bodies.read(raw, key);
+  /** The request in a body (a 400 naming the problem when it is not JSON or not a chat request). */
+  read(raw: Buffer): Body {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString("utf8"));
+    } catch (e) {
+      throw invalidRequest(`the request body is not valid JSON: ${(e as Error).message}`);
+    }
+    const request = parseChatRequest(json);
+    const messages = request.messages.map(toMessage);
+    return { request, messages, digests: messages.map(messageDigest) };
   }
 
   /** Recognises the task (a 400 naming the problem when none matches). */
@@ -85,17 +95,8 @@ export class Completions {
       );
     }
     const protocol: Protocol = request.tools?.length ? "tools" : "text";
-    const toolsKey = request.tools?.length ? this.toolsKey(request.tools) : "";
+    const toolsKey = request.tools?.length ? textDigest(JSON.stringify(request.tools)) : "";
     return { ...body, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
-  }
-
-  private toolsKey(tools: object): string {
-    let key = this.toolsKeys.get(tools);
-    if (key === undefined) {
-      key = textDigest(JSON.stringify(tools));
-      this.toolsKeys.set(tools, key);
-    }
-    return key;
   }
 
   /** The next turn; a request the client says it is re-sending gets the reply it had, and moves nothing. */
@@ -132,7 +133,6 @@ export class Completions {
     );
     const replyDigest = messageDigest(turn.message);
     if (turn.next) this.book.park(combine([...c.digests, replyDigest]), turn.next);
-    else if (c.episode !== undefined) this.bodies.forget(c.episode);
     const completion = this.shape(c, turn.message, { sample, turn: turn.did });
     this.book.remember(c.key, completion);
     return completion;

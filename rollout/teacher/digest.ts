@@ -2,7 +2,6 @@
 // (null vs "" content, extra fields such as `refusal`), so a conversation prefix can key episode state.
 import { createHash, hash } from "node:crypto";
 import type { Message } from "../../env/core/index.ts";
-import { longContent } from "./long-content.ts";
 
 const SEP = "\u0001";
 
@@ -10,10 +9,7 @@ export function messageDigest(m: Message): string {
   const h = createHash("sha1");
   h.update(m.role === "system" ? "system" : m.role);
   h.update(SEP);
-  const long = longContent(m);
-  // Parts hash as their join does (no part ends in half a surrogate pair).
-  if (long) for (const part of long.parts) h.update(part);
-  else h.update(m.content ?? "");
+  h.update(m.content ?? "");
   for (const c of m.tool_calls ?? []) h.update(`${SEP}call${SEP}${c.id}${SEP}${c.function.name}${SEP}${c.function.arguments}`);
   if (m.tool_call_id !== undefined) h.update(`${SEP}id${SEP}${m.tool_call_id}`);
   return h.digest("hex");

@@ -6,7 +6,7 @@
 // Replies are remembered by request digest so a retried request gets the same answer and moves nothing.
 import { Rng } from "../../env/ehr/prng.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
-import { Lru } from "./lru.ts";
+import { LRUCache } from "lru-cache";
 import { drawPlan } from "./mistakes.ts";
 import type { EpisodeState } from "./player.ts";
 
@@ -18,16 +18,16 @@ export interface BookOptions {
   maxReplies?: number;
 }
 
-export class EpisodeBook<R> {
-  private readonly samples: Lru<string, number>;
-  private readonly waiting: Lru<string, EpisodeState[]>;
-  private readonly replies: Lru<string, R>;
+export class EpisodeBook<R extends object> {
+  private readonly samples: LRUCache<string, number>;
+  private readonly waiting: LRUCache<string, EpisodeState[]>;
+  private readonly replies: LRUCache<string, R>;
 
   constructor(readonly options: BookOptions) {
     const max = options.maxEpisodes ?? 100_000;
-    this.samples = new Lru(max);
-    this.waiting = new Lru(max);
-    this.replies = new Lru(options.maxReplies ?? 20_000);
+    this.samples = new LRUCache({ max });
+    this.waiting = new LRUCache({ max });
+    this.replies = new LRUCache({ max: options.maxReplies ?? 20_000 });
   }
 
   /** A new episode of the prompt: its sample number among the prompt's first turns seen, and its plan. */

@@ -13,8 +13,6 @@ import { ExpertError, nextRequests, planFor, taskMrn, taskNow, type Reply, type 
 import { apiBaseFromPrompt, parseTextReply, renderText } from "../expert/text.ts";
 import { parseToolReply, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
-import { longContent } from "./long-content.ts";
-import { Lru } from "./lru.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
 export interface EpisodeState {
@@ -70,22 +68,8 @@ function realReplies(messages: readonly Message[], protocol: Protocol): (Message
   return out;
 }
 
-// Every turn replays the expert over all replies so far. An episode's next request reuses the message
-// objects of the one before (bodies.ts), so each reply is parsed once; the expert only reads the results.
-const parsed: Record<Protocol, WeakMap<Message, Reply>> = { text: new WeakMap(), tools: new WeakMap() };
-/**
- * Long replies' entries by their text, across episodes: samples of a task make the same searches and
- * get replies that differ only in their first lines (bundle id and time). ~48 MB of text at most.
- */
-const batches = new Lru<string, unknown[]>(1024, "insertion");
-function parseReply(m: Message, protocol: Protocol): Reply {
-  let reply = parsed[protocol].get(m);
-  if (reply === undefined) {
-    reply = (protocol === "text" ? parseTextReply : parseToolReply)(longContent(m) ?? m.content ?? "", batches);
-    parsed[protocol].set(m, reply);
-  }
-  return reply;
-}
+// Every turn replays the expert over all replies so far.
+const parseReply = (m: Message, protocol: Protocol): Reply => (protocol === "text" ? parseTextReply : parseToolReply)(m.content ?? "");
 
 function expertReplies(state: EpisodeState, real: (Message | undefined)[], protocol: Protocol): Reply[] {
   const out: Reply[] = [];

@@ -3,12 +3,12 @@
 import type { Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { textDigest } from "./digest.ts";
-import { Lru } from "./lru.ts";
+import { LRUCache } from "lru-cache";
 
 export class TaskIndex {
   private readonly byInstruction = new Map<string, Task[]>();
   private readonly all: Task[];
-  private readonly seen = new Lru<string, Task | null>(20_000);
+  private readonly seen = new LRUCache<string, Task | false>({ max: 20_000 });
 
   constructor(tasks: Iterable<Task>) {
     this.all = [...tasks];
@@ -29,9 +29,9 @@ export class TaskIndex {
     if (!prompt) return undefined;
     const key = textDigest(prompt);
     const cached = this.seen.get(key);
-    if (cached !== undefined) return cached ?? undefined;
+    if (cached !== undefined) return cached || undefined;
     const task = this.find(prompt);
-    this.seen.set(key, task ?? null);
+    this.seen.set(key, task ?? false);
     return task;
   }
 

@@ -10,7 +10,6 @@ import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
 import { completionEvents } from "./stream.ts";
-import { WorkQueue } from "./work-queue.ts";
 
 export const DEFAULT_MODEL = "ehrgym-stand-in";
 export const OWNED_BY = "ehrgym stand-in (a scripted expert with seeded mistakes; not a model)";
@@ -110,7 +109,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
   const chat = (req: IncomingMessage, raw: Buffer, res: ServerResponse, requestId: string, arrived: number) => {
     const idempotency = req.headers["idempotency-key"];
     const again: Again = { retry: Number(req.headers["x-stainless-retry-count"] ?? 0) > 0, ...(typeof idempotency === "string" && idempotency ? { key: idempotency } : {}) };
-    const body = completions.read(raw, again.key);
+    const body = completions.read(raw);
     const request = body.request;
     if (request.n !== undefined && request.n !== null && request.n !== 1) throw invalidRequest(`n: the ehrgym stand-in returns one choice (got n=${request.n})`, "n", "unsupported_value");
     if (!o.models.includes(request.model)) {
@@ -199,7 +198,6 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     }
   };
 
-  const work = new WorkQueue();
   const server = createServer((req, res) => {
     const arrived = performance.now();
     const chunks: Buffer[] = [];
@@ -210,8 +208,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       if (size > o.maxBodyBytes) tooBig = true;
       else chunks.push(chunk);
     });
-    // Bodies still queued when the server closes are dropped with their sockets.
-    req.on("end", () => work.push(() => closed || handle(req, res, tooBig ? null : Buffer.concat(chunks), arrived)));
+    req.on("end", () => closed || handle(req, res, tooBig ? null : Buffer.concat(chunks), arrived));
     req.on("error", () => res.destroy());
   });
   server.keepAliveTimeout = 30_000;

@@ -1,13 +1,11 @@
 // The stand-in teacher (`ehrgym teacher serve`) through the real openai client over loopback HTTP:
 // /v1/models, both protocols, task recognition, usage, retries, determinism and error replies.
-import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer";
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig, Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { LongText, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
-import { cutPoints, loadTokenizer, TextTokens } from "../../rollout/teacher/usage.ts";
+import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
 import { play } from "./world.ts";
 import { about, chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
@@ -22,7 +20,6 @@ async function serve(options: Partial<Parameters<typeof startTeacherServer>[0]> 
 
 beforeAll(async () => {
   ({ config, tasks } = world({ patients: 8, seed: 21, perType: 2 }));
-  await loadTokenizer(); // the chunk counters are used here without a server, which would load it
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
@@ -106,76 +103,6 @@ describe("teacher serve: what a client sees", () => {
         messages.push(...(await env.envResponse(messages, state)).messages);
       }
     }
-  });
-});
-
-describe("teacher serve: token counts by chunks", () => {
-  it("cuts only where the count of the whole is the sum of the parts", () => {
-    const piece = fc.constantFrom("\n", " ", "  ", "/", "\r", ",", '"a"', "b", "12", ":", "{", "}", "\t", "é", "x/y", "\n\n", "\u00a0", "\u2003");
-    fc.assert(
-      fc.property(fc.array(piece, { maxLength: 300 }), (parts) => {
-        const text = parts.join("");
-        let from = 0;
-        let sum = 0;
-        for (const cut of cutPoints(text)) {
-          sum += countTokens(text.slice(from, cut));
-          from = cut;
-        }
-        return sum + countTokens(text.slice(from)) === countTokens(text);
-      }),
-      { numRuns: 3000 },
-    );
-  });
-
-  it("counts texts made of lines seen before exactly (lines remembered across chunks)", () => {
-    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n");
-    const counter = new TextTokens();
-    fc.assert(
-      fc.property(fc.array(line, { minLength: 20, maxLength: 400 }), fc.string(), (lines, noise) => {
-        const text = lines.join("") + noise;
-        return counter.count(text) === countTokens(text) && counter.count(noise + text) === countTokens(noise + text);
-      }),
-      { numRuns: 300 },
-    );
-  });
-
-  it("counts texts that share a long tail behind different heads exactly (tails remembered whole)", () => {
-    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n", " ".repeat(300));
-    const counter = new TextTokens();
-    fc.assert(
-      fc.property(fc.array(line, { minLength: 400, maxLength: 800 }), fc.array(fc.string(), { minLength: 2, maxLength: 4 }), (lines, heads) => {
-        const tail = lines.join("");
-        return heads.every((head) => counter.count(head + tail) === countTokens(head + tail) && counter.count(head + "\n" + tail) === countTokens(head + "\n" + tail));
-      }),
-      { numRuns: 200 },
-    );
-  });
-
-  it("counts long FHIR replies exactly, cold and warm", async () => {
-    const env = environment(config, "text");
-    const texts: string[] = [];
-    for (const task of tasks.slice(0, 4)) {
-      const state = await env.setupState(task);
-      const turn = "GET http://localhost:8080/fhir/Observation?patient=" + (task.eval_MRN ?? "S0000000") + "&_count=60";
-      texts.push(...(await env.envResponse([...state.prompt, { role: "assistant", content: turn }], state)).messages.map((m) => m.content ?? ""));
-    }
-    expect(Math.max(...texts.map((t) => t.length))).toBeGreaterThan(8192);
-    const counter = new TextTokens();
-    for (let pass = 0; pass < 2; pass++) for (const t of texts) expect(counter.count(t)).toBe(countTokens(t));
-  });
-
-  it("counts long texts kept in parts exactly, wherever the parts are cut", () => {
-    const line = fc.constantFrom('  "system": "http://loinc.org",\n', '    "value": 1.8,\n', "  } ]\n", "/x\n", "\n", "  \n", "é ✓\n", "a  b\r\n", "\t}\n", "x".repeat(700));
-    const counter = new TextTokens();
-    fc.assert(
-      fc.property(fc.array(line, { minLength: 50, maxLength: 600 }), fc.array(fc.nat(), { maxLength: 8 }), fc.string({ maxLength: 40 }), (lines, places, head) => {
-        const text = head + lines.join("");
-        const cuts = [...new Set(places.map((p) => p % (text.length + 1)))].sort((a, b) => a - b);
-        const parts = [...cuts, text.length].map((c, i) => text.slice(i === 0 ? 0 : cuts[i - 1], c));
-        return counter.countLong(new LongText(parts)) === countTokens(text);
-      }),
-      { numRuns: 300 },
-    );
   });
 });
 
