@@ -1,13 +1,11 @@
 // MedAgentEnv: one gym-style episode at a time over a shared backend (reset/step/close/record).
 import { z } from "zod";
-import { FhirService, type BundleParts, type FhirResponse, type FhirStore } from "../fhir/index.ts";
-import { noteContentParts } from "./message-json.ts";
+import { FhirService, type FhirResponse, type FhirStore } from "../fhir/index.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
   DEFAULT_TOOL_NAMES,
   getErrorReply,
   getReply,
-  GET_REPLY_AROUND,
   httpErrorMessage,
   loadFunctions,
   loadPromptTemplate,
@@ -299,21 +297,10 @@ export class MedAgentEnv {
     return await ep.conn.request(body === undefined ? { method, path } : { method, path, body });
   }
 
-  /**
-   * Adds an environment message to the history and to this step's observation, as separate
-   * objects (a caller may change what it was handed). `fresh` is the content built a second time, as
-   * a separate string: a GET reply is a rope over the store's shared row texts, and serializing the caller's
-   * copy flattens that string in place; with its own rope the history keeps referencing the shared
-   * texts instead of holding a flat ~20 KB copy per step, which a server with many open episodes
-   * would otherwise keep copying through young-generation GCs.
-   */
-  private say(ep: Episode, message: Message, fresh?: string, reply?: { before: string; bundle: BundleParts; after: string }): void {
+  /** Adds an environment message to the history and to this step's observation, as separate objects (a caller may change what it was handed). */
+  private say(ep: Episode, message: Message): void {
     ep.messages.push(message);
-    const copy = fresh !== undefined ? { ...message, content: fresh } : { ...message };
-    ep.observation.push(copy);
-    // Both are noted as FHIR replies: whoever encodes the history (rows) or the observation (request
-    // bodies, step replies) writes them from the bundle's cached escaped texts.
-    if (reply) for (const m of [message, copy]) noteContentParts(m, reply.before, reply.bundle, reply.after);
+    ep.observation.push({ ...message });
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
@@ -322,8 +309,6 @@ export class MedAgentEnv {
     ep.info.rounds++;
     const t = parseTextTurn(content);
     let reply: string | undefined;
-    let fresh: string | undefined;
-    let bundle: BundleParts | undefined;
     switch (t.kind) {
       case "GET": {
         const route = this.config.router.route(t.url);
@@ -331,12 +316,8 @@ export class MedAgentEnv {
         if (route.ok) {
           const res = await this.request(ep, "GET", route.path);
           action.response = { status: res.status, text: res.text };
-          if (res.status < 400) {
-            // Two separately built strings, see `say`.
-            reply = getReply(res.text);
-            fresh = getReply(res.text);
-            bundle = res.bundle;
-          } else reply = getErrorReply(httpErrorMessage(res.status, route.url));
+          if (res.status < 400) reply = getReply(res.text);
+          else reply = getErrorReply(httpErrorMessage(res.status, route.url));
         } else reply = getErrorReply(route.error);
         ep.actions.push(action);
         break;
@@ -369,7 +350,7 @@ export class MedAgentEnv {
     }
     if (reply !== undefined) {
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "user", content: reply }, fresh, bundle && { before: GET_REPLY_AROUND[0], bundle, after: GET_REPLY_AROUND[1] });
+      this.say(ep, { role: "user", content: reply });
     }
   }
 
@@ -395,7 +376,6 @@ export class MedAgentEnv {
       const raw = JSON.stringify({ name: call.function.name, arguments: call.function.arguments });
       const plan = planToolCall(call.function.name, call.function.arguments, this.config.toolNames);
       let reply: string;
-      let bundle: BundleParts | undefined;
       switch (plan.kind) {
         case "FINISH":
           ep.actions.push({ kind: "FINISH", raw, tool: plan.tool });
@@ -411,7 +391,6 @@ export class MedAgentEnv {
           const res = await this.request(ep, "GET", plan.path);
           ep.actions.push({ kind: "GET", raw, tool: plan.tool, url: base + plan.path, response: { status: res.status, text: res.text } });
           reply = res.text;
-          bundle = res.bundle;
           break;
         }
         case "POST": {
@@ -426,7 +405,7 @@ export class MedAgentEnv {
         }
       }
       ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply }, undefined, bundle && { before: "", bundle, after: "" });
+      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
     }
   }
 

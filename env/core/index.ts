@@ -14,7 +14,6 @@ export * from "./errors.ts";
 export * from "./backend.ts";
 export * from "./rubric.ts";
 export * from "./env.ts";
-export { contentPieces, jsonPiecesAroundMessages, jsonPiecesWithMessages, messageJsonPieces, sameMessageJson, utf8Length, utf8Of, writeUtf8 } from "./message-json.ts";
 export * from "./environment.ts";
 export * from "./journal.ts";
 export * from "./remote-backend.ts";
