@@ -3,9 +3,9 @@
 import type { FhirReader, FhirRequest, FhirResponse, FhirStore, Overlay } from "../fhir/index.ts";
 import type { Task } from "../tasks/index.ts";
 
-/** What answers FHIR requests in-process (env/fhir's FhirService satisfies it). */
+/** What answers FHIR requests in-process (env/fhir's FhirService satisfies it; a costly search answers later). */
 export interface FhirHandler {
-  handle(req: FhirRequest, overlay?: Overlay): FhirResponse;
+  handle(req: FhirRequest, overlay?: Overlay): FhirResponse | Promise<FhirResponse>;
 }
 
 /** One episode's connection: reads see the base plus the episode's own writes. */
@@ -53,7 +53,7 @@ class OverlayConnection implements EpisodeConnection {
     private readonly service: FhirHandler,
   ) {}
 
-  request(req: FhirRequest): FhirResponse {
+  request(req: FhirRequest): FhirResponse | Promise<FhirResponse> {
     if (!this.overlay) throw new Error("episode connection is closed");
     return this.service.handle(req, this.overlay);
   }

@@ -4,6 +4,7 @@ import { sortKeyOf } from "./matcher.ts";
 import { escapeJson } from "./json.ts";
 import { prettyJson } from "./pretty.ts";
 import type { ParsedSearch, SortKey } from "./query.ts";
+import { PARSE_COST, runSync, SLICE, tooCostly, type Scan } from "./scan.ts";
 import { ENTRY_INDENT, dateOrder, type RowOrder, type TypeTable } from "./table.ts";
 
 type R = Record<string, unknown>;
@@ -32,8 +33,10 @@ export interface Engine {
   table(type: string): TypeTable | undefined;
   /** Every match of a parsed search, sorted as requested (id order without _sort). */
   findHits(parsed: ParsedSearch): Hit[];
-  /** Every match of a parsed search in id order (sort them with sortHits / topHits). */
-  matchHits(parsed: ParsedSearch): Hit[];
+  /** Every match of a parsed search in id order (sort them with sortHits / topHits), slice by slice. */
+  scanHits(parsed: ParsedSearch): Scan<Hit[]>;
+  /** Resources one search may read without an index (scan.ts). */
+  readonly scanLimit: number;
   /** The current version of a resource; "deleted" when this overlay deleted it. */
   lookup(type: string, id: string): Hit | "deleted" | undefined;
   readonly maxCount: number;
@@ -118,12 +121,33 @@ export function topHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey
   return out;
 }
 
+/** Does a sort key of a base row need the row parsed? */
+function parsesRow(table: TypeTable | undefined, key: SortKey): boolean {
+  return key.def.name !== "_id" && !(key.def.type === "date" && table?.dates.has(key.def.name));
+}
+
 /** Sort hits by the _sort keys; absent values last, ties keep id order. */
 export function sortHits(table: TypeTable | undefined, hits: Hit[], sort: SortKey[]): Hit[] {
+  return runSync(scanSort(table, hits, sort, Infinity));
+}
+
+/** sortHits slice by slice, reading at most `limit` resources for their sort keys. */
+export function* scanSort(table: TypeTable | undefined, hits: Hit[], sort: SortKey[], limit: number): Scan<Hit[]> {
   if (sort.length === 0 || hits.length < 2) return hits;
   const order = rowOrder(table, hits, sort);
   if (order) return sortRows(hits as number[], order);
-  const keys = hits.map((h) => sort.map((k) => keyOf(table, h, k)));
+  const reads = sort.some((k) => parsesRow(table, k));
+  if (reads && hits.length > limit) throw tooCostly(table?.type ?? "", limit, sort.map((k) => `_sort=${k.descending ? "-" : ""}${k.def.name}`));
+  const keys = new Array<(number | string | undefined)[]>(hits.length);
+  let work = 0;
+  for (let i = 0; i < hits.length; i++) {
+    keys[i] = sort.map((k) => keyOf(table, hits[i]!, k));
+    work += reads ? PARSE_COST : 1;
+    if (work >= SLICE) {
+      work = 0;
+      yield;
+    }
+  }
   const idx = hits.map((_, i) => i);
   idx.sort((a, b) => {
     for (let s = 0; s < sort.length; s++) {

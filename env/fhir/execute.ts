@@ -3,6 +3,7 @@
 import { matchDate, type DatePrefix, type DateRange } from "./dates.ts";
 import { foldedStringMatches, matchesCriterion } from "./matcher.ts";
 import type { Criterion, TokenValue } from "./query.ts";
+import { describe, PARSE_COST, SLICE, tooCostly, type Scan } from "./scan.ts";
 import { lowerBound, PATIENT_TOKEN_PARAMS, type TypeTable } from "./table.ts";
 
 const EMPTY = new Int32Array(0);
@@ -61,27 +62,42 @@ export function singlePatient(criteria: Criterion[]): string | undefined {
   return undefined;
 }
 
-/** Per value, the index list of a token criterion; undefined when a value form has no index. */
-function tokenLists(table: TypeTable, c: Criterion): Int32Array[] | undefined {
-  const out: Int32Array[] = [];
-  for (const v of c.values as TokenValue[]) {
-    if (v.code === undefined || v.system === "") return undefined; // "system|" and "|code": scanned
-    const list = v.system === undefined ? table.tokens.get(c.def.name)?.get(v.code) : table.systemTokens.get(c.def.name)?.get(v.system)?.get(v.code);
-    out.push(list ?? EMPTY);
-  }
-  return out;
+/** Every row of any list in `lists`, as one ascending list. */
+function union(lists: Iterable<Int32Array>): Int32Array {
+  const all = [...lists];
+  if (all.length === 1) return all[0]!;
+  return Int32Array.from(materialize(all));
 }
 
-/** The rows an indexable criterion selects, or undefined when it has no index. */
-function indexed(table: TypeTable, c: Criterion): RowSet | undefined {
+/**
+ * Per value, the index list of a token criterion, and whether the lists select exactly its rows:
+ * "|code" is answered by the code's list (rows with the code under any system, then filtered) and
+ * "system|" by the union of the system's codes.
+ */
+function tokenLists(table: TypeTable, c: Criterion): { set: RowSet; exact: boolean } {
+  const out: Int32Array[] = [];
+  let exact = true;
+  for (const v of c.values as TokenValue[]) {
+    let list: Int32Array | undefined;
+    if (v.code === undefined) list = union(table.systemTokens.get(c.def.name)?.get(v.system!)?.values() ?? []);
+    else if (v.system === "" || v.system === undefined) list = table.tokens.get(c.def.name)?.get(v.code);
+    else list = table.systemTokens.get(c.def.name)?.get(v.system)?.get(v.code);
+    if (v.system === "") exact = false;
+    out.push(list ?? EMPTY);
+  }
+  return { set: out, exact };
+}
+
+/** The rows an indexable criterion selects (`exact` false: a superset still to filter), or undefined when it has no index. */
+function indexed(table: TypeTable, c: Criterion): { set: RowSet; exact: boolean } | undefined {
   if (c.modifier !== "") return undefined;
-  if (isPatientCriterion(c)) return (c.values as string[]).map((ref) => table.patients.get(ref) ?? EMPTY);
+  if (isPatientCriterion(c)) return { set: (c.values as string[]).map((ref) => table.patients.get(ref) ?? EMPTY), exact: true };
   if (c.def.type === "token") {
     const values = c.values as TokenValue[];
     if (c.def.name === "_id") {
       if (values.some((v) => v.system !== undefined)) return undefined;
       const rows = values.map((v) => table.idIndex.get(v.code ?? "")).filter((r): r is number => r !== undefined);
-      return [Int32Array.from(new Set(rows)).sort()];
+      return { set: [Int32Array.from(new Set(rows)).sort()], exact: true };
     }
     return tokenLists(table, c);
   }
@@ -196,8 +212,11 @@ function dateWindow(table: TypeTable, list: Int32Array, criteria: Criterion[]): 
   return undefined;
 }
 
-/** Ascending rows of `table` matching every criterion. */
-export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
+/**
+ * Ascending rows of `table` matching every criterion. Yields between slices of work; throws a
+ * too-costly FhirError once more than `limit` rows had to be parsed (scan.ts).
+ */
+export function* scanTable(table: TypeTable, criteria: Criterion[], limit: number): Scan<number[]> {
   const sets: RowSet[] = [];
   const filters: ((row: number) => boolean)[] = [];
   const parsed: Criterion[] = [];
@@ -220,8 +239,8 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
   const unindexed: Criterion[] = [];
   for (const c of rest) {
     const s = indexed(table, c);
-    if (s) sets.push(s);
-    else unindexed.push(c);
+    if (s) sets.push(s.set);
+    if (!s?.exact) unindexed.push(c);
   }
 
   let driver: ArrayLike<number> | undefined;
@@ -246,11 +265,19 @@ export function searchTable(table: TypeTable, criteria: Criterion[]): number[] {
 
   const out: number[] = [];
   const n = driver ? driver.length : table.size;
+  let work = 0;
+  let reads = 0;
   rows: for (let i = 0; i < n; i++) {
+    if (++work >= SLICE) {
+      work = 0;
+      yield;
+    }
     const row = driver ? driver[i]! : i;
     for (const s of others) if (!setHas(s, row)) continue rows;
     for (const f of filters) if (!f(row)) continue rows;
     if (parsed.length) {
+      if (++reads > limit) throw tooCostly(table.type, limit, parsed.map(describe));
+      work += PARSE_COST;
       const r = table.parse(row);
       for (const c of parsed) if (!matchesCriterion(r, c)) continue rows;
     }

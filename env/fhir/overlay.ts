@@ -6,6 +6,7 @@ import { stringifyCompact } from "./json.ts";
 import { singlePatient } from "./execute.ts";
 import { matchesAll } from "./matcher.ts";
 import { parseSearch, type ParsedSearch } from "./query.ts";
+import { runSync, type Scan } from "./scan.ts";
 import { searchParams } from "./search-params.ts";
 import type { BaseStore } from "./store.ts";
 import { FhirError, type FhirResource, type Overlay, type SearchHits } from "./types.ts";
@@ -49,6 +50,10 @@ export class OverlayImpl implements Overlay, Engine {
     return this.base.maxCount;
   }
 
+  get scanLimit(): number {
+    return this.base.scanLimit;
+  }
+
   table(type: string) {
     return this.base.table(type);
   }
@@ -60,11 +65,11 @@ export class OverlayImpl implements Overlay, Engine {
   }
 
   findHits(parsed: ParsedSearch): Hit[] {
-    return sortHits(this.base.table(parsed.type), this.matchHits(parsed), parsed.sort);
+    return sortHits(this.base.table(parsed.type), runSync(this.scanHits(parsed)), parsed.sort);
   }
 
-  matchHits(parsed: ParsedSearch): Hit[] {
-    const rows = this.base.baseRows(parsed);
+  *scanHits(parsed: ParsedSearch): Scan<Hit[]> {
+    const rows = yield* this.base.scanRows(parsed);
     const changed = this.changes?.records.get(parsed.type);
     if (!changed || changed.size === 0) return rows;
     const patient = singlePatient(parsed.criteria);

@@ -3,12 +3,13 @@ import { randomUUID } from "node:crypto";
 import { EntryTexts } from "./entries.ts";
 import { renderBundle, renderOperationOutcome, type BundleLink, type BundleParts } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
-import { nowInstant, sortHits, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { nowInstant, scanSort, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { compactJson, prettyJson, reindent } from "./pretty.ts";
 import { parseQueryString, parseSearch, type SortKey } from "./query.ts";
 import { R4_RESOURCE_TYPES } from "./resource-types.ts";
+import { runIncremental, runSync, type Scan } from "./scan.ts";
 import { BaseStore } from "./store.ts";
 import { ENTRY_INDENT, type TypeTable } from "./table.ts";
 import { FhirError, type FhirRequest, type FhirResponse, type FhirStore, type Overlay } from "./types.ts";
@@ -94,8 +95,20 @@ export class FhirService {
     return this.base;
   }
 
-  /** Answer one interaction; `overlay` is the episode's (default: the server's shared one). */
-  handle(req: FhirRequest, overlay?: Overlay): FhirResponse {
+  /**
+   * Answer one interaction; `overlay` is the episode's (default: the server's shared one). A search
+   * that needs more than one slice of work answers with a Promise and scans between other requests.
+   */
+  handle(req: FhirRequest, overlay?: Overlay): FhirResponse | Promise<FhirResponse> {
+    return runIncremental(this.dispatch(req, overlay));
+  }
+
+  /** `handle`, with any scan run to its end at once. */
+  handleSync(req: FhirRequest, overlay?: Overlay): FhirResponse {
+    return runSync(this.dispatch(req, overlay));
+  }
+
+  private *dispatch(req: FhirRequest, overlay: Overlay | undefined): Scan<FhirResponse> {
     let pretty = true;
     try {
       const engine = this.engineFor(overlay);
@@ -109,17 +122,17 @@ export class FhirService {
       const segments = route === "" ? [] : route.split("/");
       const [type, id, hist, vid] = segments;
       if (type === undefined) {
-        if (req.method === "GET" && /(^|&)_getpages=/.test(query)) return this.page(query, engine, pretty);
+        if (req.method === "GET" && /(^|&)_getpages=/.test(query)) return yield* this.page(query, engine, pretty);
         throw new FhirError(400, `This is the base URL of a FHIR server. Unable to handle this request, as it does not contain a resource type or operation name.`);
       }
       if (type === "metadata" && segments.length === 1 && req.method === "GET") return this.metadata();
       if (!/^[A-Z][A-Za-z]+$/.test(type) || !this.knownTypes.has(type))
         throw new FhirError(404, `Unknown resource type '${type}' - Server knows how to handle: [${[...this.knownTypes].sort().join(", ")}]`);
       if (segments.length === 1) {
-        if (req.method === "GET") return this.search(type, query, engine);
+        if (req.method === "GET") return yield* this.search(type, query, engine);
         if (req.method === "POST") return this.create(type, req.body, engine, pretty);
       } else if (segments.length === 2 && id === "_search" && req.method === "POST") {
-        return this.search(type, [query, req.body ?? ""].filter(Boolean).join("&"), engine);
+        return yield* this.search(type, [query, req.body ?? ""].filter(Boolean).join("&"), engine);
       } else if (segments.length === 2) {
         if (req.method === "GET") return this.read(type, id!, undefined, engine, pretty);
         if (req.method === "PUT") return this.update(type, id!, req.body, engine, pretty);
@@ -148,7 +161,7 @@ export class FhirService {
   }
 
   private error(e: unknown, pretty: boolean): FhirResponse {
-    if (e instanceof FhirError) return this.reply(e.status, renderOperationOutcome("error", "processing", e.diagnostics, pretty));
+    if (e instanceof FhirError) return this.reply(e.status, renderOperationOutcome("error", e.code, e.diagnostics, pretty));
     const message = e instanceof Error ? e.message : String(e);
     return this.reply(500, renderOperationOutcome("error", "exception", `Internal error: ${message}`, pretty));
   }
@@ -180,15 +193,15 @@ export class FhirService {
     return id;
   }
 
-  private search(type: string, query: string, engine: Engine): FhirResponse {
+  private *search(type: string, query: string, engine: Engine): Scan<FhirResponse> {
     const parsed = parseSearch(type, query, { maxCount: this.maxCount });
-    const matched = engine.matchHits(parsed);
+    const matched = yield* engine.scanHits(parsed);
     const table = engine.table(type);
     const count = parsed.summaryCount ? 0 : (parsed.count ?? this.defaultCount);
     const shown = Math.min(count, matched.length);
     // A small first page is selected; otherwise sort once, for this page and the later ones.
     const selected = topHits(table, matched, parsed.sort, shown);
-    const hits = selected ? matched : sortHits(table, matched, parsed.sort);
+    const hits = selected ? matched : yield* scanSort(table, matched, parsed.sort, engine.scanLimit);
     const first = selected ?? hits;
     const links: BundleLink[] = [{ relation: "self", url: this.selfLink(type, parsed.params) }];
     if (shown < hits.length && count > 0) {
@@ -207,7 +220,7 @@ export class FhirService {
     );
   }
 
-  private page(query: string, engine: Engine, pretty: boolean): FhirResponse {
+  private *page(query: string, engine: Engine, pretty: boolean): Scan<FhirResponse> {
     const params = new Map(parseQueryString(query));
     const id = params.get("_getpages")!;
     const p = this.pages.get(id);
@@ -223,7 +236,7 @@ export class FhirService {
     const count = int("_count", this.defaultCount);
     if (count > this.maxCount) throw new FhirError(400, `Invalid _count value "${count}": must be an integer from 0 to ${this.maxCount}`);
     if (p.sort.length) {
-      const sorted = sortHits(p.table, Array.isArray(p.hits) ? p.hits : Array.from(p.hits), p.sort);
+      const sorted = yield* scanSort(p.table, Array.isArray(p.hits) ? p.hits : Array.from(p.hits), p.sort, engine.scanLimit);
       p.hits = packRows(sorted) ?? sorted;
       p.sort = [];
     }

@@ -1,10 +1,11 @@
 // The immutable base store and its builder.
 import { ID_RE, sortHits, type Engine, type Hit } from "./engine.ts";
-import { searchTable } from "./execute.ts";
+import { scanTable } from "./execute.ts";
 import { stringifyCompact } from "./json.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { parseSearch, type ParsedSearch } from "./query.ts";
+import { DEFAULT_SCAN_LIMIT, runSync, type Scan } from "./scan.ts";
 import { NUMERIC_ID, TableBuilder, type TypeTable } from "./table.ts";
 import type { FhirResource, FhirStore, FhirStoreBuilder, Overlay, SearchHits } from "./types.ts";
 
@@ -15,6 +16,8 @@ export interface StoreOptions {
   maxCount?: number;
   /** Render every resource's reply text at build instead of on first use (slower load, flat latency). */
   prerender?: boolean;
+  /** Resources one search may read without an index before it is refused as too costly (default 50,000). */
+  scanLimit?: number;
 }
 
 export class BaseStore implements FhirStore, Engine {
@@ -26,6 +29,7 @@ export class BaseStore implements FhirStore, Engine {
     private readonly tables: Map<string, TypeTable>,
     readonly maxCount: number,
     firstFreeId: number,
+    readonly scanLimit: number = DEFAULT_SCAN_LIMIT,
   ) {
     let n = 0;
     for (const t of tables.values()) n += t.size;
@@ -55,17 +59,17 @@ export class BaseStore implements FhirStore, Engine {
     return new OverlayImpl(this);
   }
 
-  baseRows(parsed: ParsedSearch): number[] {
+  *scanRows(parsed: ParsedSearch): Scan<number[]> {
     const t = this.tables.get(parsed.type);
-    return t ? searchTable(t, parsed.criteria) : [];
+    return t ? yield* scanTable(t, parsed.criteria, this.scanLimit) : [];
   }
 
   findHits(parsed: ParsedSearch): Hit[] {
-    return sortHits(this.tables.get(parsed.type), this.matchHits(parsed), parsed.sort);
+    return sortHits(this.tables.get(parsed.type), runSync(this.scanRows(parsed)), parsed.sort);
   }
 
-  matchHits(parsed: ParsedSearch): Hit[] {
-    return this.baseRows(parsed);
+  scanHits(parsed: ParsedSearch): Scan<Hit[]> {
+    return this.scanRows(parsed);
   }
 
   lookup(type: string, id: string): number | undefined {
@@ -196,7 +200,7 @@ export class StoreBuilder implements FhirStoreBuilder {
       tables.set(type, table);
     }
     this.tables.clear();
-    return new BaseStore(tables, this.options.maxCount ?? 5000, this.nextNumeric);
+    return new BaseStore(tables, this.options.maxCount ?? 5000, this.nextNumeric, this.options.scanLimit);
   }
 }
 

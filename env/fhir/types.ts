@@ -73,6 +73,8 @@ export class FhirError extends Error {
   constructor(
     readonly status: number,
     readonly diagnostics: string,
+    /** The OperationOutcome issue code. */
+    readonly code: string = "processing",
   ) {
     super(diagnostics);
     this.name = "FhirError";

@@ -172,7 +172,7 @@ function timeService(store: FhirStore, service: FhirService, queries: Query[]): 
     if (i % 50 === 0) overlay = store.newOverlay();
     const q = queries[i]!;
     const t = performance.now();
-    const res = service.handle(q.req, overlay);
+    const res = service.handleSync(q.req, overlay);
     lat.push((performance.now() - t) * 1000);
     if (res.status >= 300) throw new Error(`${q.req.method} ${q.req.path} -> ${res.status}: ${res.text.slice(0, 300)}`);
   }
@@ -217,7 +217,7 @@ async function peer(store: FhirStore, pf: PatientFacts[], queries: number): Prom
     if (q.req.method !== "GET" || !q.req.path.includes("?")) continue;
     // same result set: every match, with an accurate total (medplum counts only when asked)
     const full = `${q.req.path.replace(/&_count=\d+/, "")}&_count=1000&_total=accurate`;
-    const ours = JSON.parse(service.handle({ method: "GET", path: full }).text) as { total: number; entry?: { resource: { id: string } }[] };
+    const ours = JSON.parse(service.handleSync({ method: "GET", path: full }).text) as { total: number; entry?: { resource: { id: string } }[] };
     const other = await medplum.search(full);
     const a = (ours.entry ?? []).map((e) => e.resource.id);
     const b = other.ids;

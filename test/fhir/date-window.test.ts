@@ -69,13 +69,13 @@ describe("_sort on big results", () => {
     fc.assert(
       fc.property(fc.boolean(), fc.integer({ min: 1, max: 60 }), fc.constantFrom("", "&code=K", "&category=vital-signs"), (descending, count, filter) => {
         const want = expected(filter, descending);
-        const first = service.handle({ method: "GET", path: `Observation?patient=S1${filter}&_sort=${descending ? "-" : ""}date&_count=${count}` });
+        const first = service.handleSync({ method: "GET", path: `Observation?patient=S1${filter}&_sort=${descending ? "-" : ""}date&_count=${count}` });
         expect(ids(first.text)).toEqual(want.slice(0, count));
         // follow the next links to the end: the pages together are the whole sorted result
         const seen = ids(first.text);
         let next = (JSON.parse(first.text) as { link: { relation: string; url: string }[] }).link.find((l) => l.relation === "next")?.url;
         while (next) {
-          const page = JSON.parse(service.handle({ method: "GET", path: next }).text) as { entry?: { resource: { id: string } }[]; link: { relation: string; url: string }[] };
+          const page = JSON.parse(service.handleSync({ method: "GET", path: next }).text) as { entry?: { resource: { id: string } }[]; link: { relation: string; url: string }[] };
           seen.push(...(page.entry ?? []).map((e) => e.resource.id));
           next = page.link.find((l) => l.relation === "next")?.url;
         }
@@ -88,7 +88,7 @@ describe("_sort on big results", () => {
   it("sorts an overlay's writes among the base rows", () => {
     const overlay = s.newOverlay();
     const created = overlay.create({ resourceType: "Observation", status: "final", code: { coding: [{ code: "K" }] }, subject: { reference: "Patient/S1" }, effectiveDateTime: "2023-01-20T12:00:00+00:00" });
-    const latest = service.handle({ method: "GET", path: "Observation?patient=S1&code=K&_sort=-date&_count=200" }, overlay);
+    const latest = service.handleSync({ method: "GET", path: "Observation?patient=S1&code=K&_sort=-date&_count=200" }, overlay);
     const got = ids(latest.text);
     const t = new Date("2023-01-20T12:00:00Z").getTime();
     const base = expected("&code=K", true);

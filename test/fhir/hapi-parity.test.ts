@@ -30,7 +30,7 @@ describeShared("byte-identical replies to the official HAPI samples", () => {
       const service = await load();
       const { gets, body } = sample(name);
       const url = `${gets[gets.length - 1]}&_format=json`;
-      const reply = service.handle({ method: "GET", path: url });
+      const reply = service.handleSync({ method: "GET", path: url });
       expect(reply.status).toBe(200);
       expect(mask(reply.text)).toBe(mask(body));
     });
@@ -40,7 +40,7 @@ describeShared("byte-identical replies to the official HAPI samples", () => {
     const service = await load();
     const text = readFileSync(sharedFile("hapi/error_400.txt"), "utf8");
     const url = /for url: (\S+)/.exec(text)![1]!;
-    const reply = service.handle({ method: "GET", path: url });
+    const reply = service.handleSync({ method: "GET", path: url });
     expect(reply.status).toBe(400);
     expect(JSON.parse(reply.text).issue[0].diagnostics).toMatch(/^Invalid date\/time format: "le2023-11-13GET/);
   });

@@ -130,8 +130,8 @@ describe("NDJSON index sidecars", () => {
     expect(qs.length).toBeGreaterThan(100);
     let pages = 0;
     for (const q of qs) {
-      let ra = a.handle({ method: "GET", path: q });
-      let rb = b.handle({ method: "GET", path: q });
+      let ra = a.handleSync({ method: "GET", path: q });
+      let rb = b.handleSync({ method: "GET", path: q });
       expect(stable(rb.text), q).toBe(stable(ra.text));
       expect(rb.status, q).toBe(ra.status);
       // follow the paging links on each side
@@ -141,8 +141,8 @@ describe("NDJSON index sidecars", () => {
         const nb = next(rb.text);
         expect(nb === undefined, q).toBe(na === undefined);
         if (!na || !nb) break;
-        ra = a.handle({ method: "GET", path: na });
-        rb = b.handle({ method: "GET", path: nb });
+        ra = a.handleSync({ method: "GET", path: na });
+        rb = b.handleSync({ method: "GET", path: nb });
         expect(stable(rb.text), `${q} page ${page + 2}`).toBe(stable(ra.text));
         pages++;
       }
@@ -153,15 +153,15 @@ describe("NDJSON index sidecars", () => {
       const t = (parsed as BaseStore).table(type)!;
       for (let row = 0; row < t.size; row++) {
         const path = `${type}/${t.ids[row]}`;
-        expect(b.handle({ method: "GET", path }).text, path).toBe(a.handle({ method: "GET", path }).text);
-        if (row % 97 === 0) expect(b.handle({ method: "GET", path: `${path}?_pretty=false` }).text, path).toBe(a.handle({ method: "GET", path: `${path}?_pretty=false` }).text);
+        expect(b.handleSync({ method: "GET", path }).text, path).toBe(a.handleSync({ method: "GET", path }).text);
+        if (row % 97 === 0) expect(b.handleSync({ method: "GET", path: `${path}?_pretty=false` }).text, path).toBe(a.handleSync({ method: "GET", path: `${path}?_pretty=false` }).text);
       }
     }
     // the reader API and created ids (beyond the largest numeric id)
     expect(indexed.search("Observation", "code=OPEN").resources).toEqual(parsed.search("Observation", "code=OPEN").resources);
     expect(indexed.byPatient("Observation", "S1000001")).toEqual(parsed.byPatient("Observation", "S1000001"));
     const post = { method: "POST" as const, path: "Observation", body: JSON.stringify({ resourceType: "Observation", status: "final", code: { text: "x" }, subject: { reference: "Patient/S1000001" } }) };
-    expect(b.handle(post, indexed.newOverlay()).headers.Location).toBe(a.handle(post, parsed.newOverlay()).headers.Location);
+    expect(b.handleSync(post, indexed.newOverlay()).headers.Location).toBe(a.handleSync(post, parsed.newOverlay()).headers.Location);
     sameContents(contents(indexed), contents(parsed), "indexed vs parsed");
   });
 
@@ -258,7 +258,7 @@ describe("NDJSON index sidecars", () => {
     const a = createFhirService(viaParse.store);
     const b = createFhirService(viaIndex.store);
     for (const q of ["Observation?code=OPEN&_sort=date", "Observation?patient=S1000002&code=K&_sort=-date", "Observation?patient=S1000003", "Observation/0", "Observation/5000000", "Observation/099999"]) {
-      expect(stable(b.handle({ method: "GET", path: q }).text), q).toBe(stable(a.handle({ method: "GET", path: q }).text));
+      expect(stable(b.handleSync({ method: "GET", path: q }).text), q).toBe(stable(a.handleSync({ method: "GET", path: q }).text));
     }
     // the other way round: the builder already holds Observations, so the sidecar is not used
     const reversed = await load([more, ...files], true);

@@ -23,7 +23,7 @@ describe("NDJSON import and export", () => {
     expect(obs).toBe(OBSERVATIONS.join("\n") + "\n");
     expect(obs).toContain('"value":5.0,');
     // serving rows (which renders them) must not change the export
-    createFhirService(s1).handle({ method: "GET", path: "Observation?_count=50" });
+    createFhirService(s1).handleSync({ method: "GET", path: "Observation?_count=50" });
     await exportNdjson(s1, join(dir, "out1b"));
     const b2 = createStoreBuilder();
     await loadNdjson(files, b2);
@@ -46,7 +46,7 @@ describe("NDJSON import and export", () => {
     const s = b.build();
     expect(s.countsByType()).toEqual({ Patient: 3, Condition: 1, Observation: 1 });
     expect(s.read("Observation", "202")).toMatchObject({ id: "202", valueQuantity: { value: 7.1 } });
-    const reply = createFhirService(s).handle({ method: "GET", path: "Observation/202" });
+    const reply = createFhirService(s).handleSync({ method: "GET", path: "Observation/202" });
     expect(reply.text).toContain('"value": 7.10');
   });
 

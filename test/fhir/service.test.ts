@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CONTENT_TYPE } from "../../env/fhir/index.ts";
 import { fixtureService } from "./fixture.ts";
 
-const get = (svc: ReturnType<typeof fixtureService>["service"], path: string) => svc.handle({ method: "GET", path });
+const get = (svc: ReturnType<typeof fixtureService>["service"], path: string) => svc.handleSync({ method: "GET", path });
 const body = (text: string) => JSON.parse(text) as Record<string, any>;
 
 describe("FhirService reads and searches", () => {
@@ -102,7 +102,7 @@ describe("FhirService writes", () => {
   it("creates with 201, Location, a new numeric id and meta; the resource is then searchable", () => {
     const { service, store } = fixtureService();
     const overlay = store.newOverlay();
-    const r = service.handle({ method: "POST", path: "Observation", body: JSON.stringify(vital).replace('"status"', '"x":1.50,"status"') }, overlay);
+    const r = service.handleSync({ method: "POST", path: "Observation", body: JSON.stringify(vital).replace('"status"', '"x":1.50,"status"') }, overlay);
     expect(r.status).toBe(201);
     const created = body(r.text);
     expect(Number(created.id)).toBeGreaterThan(201);
@@ -110,27 +110,27 @@ describe("FhirService writes", () => {
     expect(created.meta.versionId).toBe("1");
     expect(r.text).toContain('"x": 1.50');
     expect(Object.keys(created).slice(0, 3)).toEqual(["resourceType", "id", "meta"]);
-    const found = body(service.handle({ method: "GET", path: "Observation?patient=S1000002&category=vital-signs" }, overlay).text);
+    const found = body(service.handleSync({ method: "GET", path: "Observation?patient=S1000002&category=vital-signs" }, overlay).text);
     expect(found.entry.map((e: any) => e.resource.id)).toEqual([created.id]);
     // not in the base, not in another overlay
     expect(store.read("Observation", created.id)).toBeUndefined();
-    expect(service.handle({ method: "GET", path: `Observation/${created.id}` }, store.newOverlay()).status).toBe(404);
+    expect(service.handleSync({ method: "GET", path: `Observation/${created.id}` }, store.newOverlay()).status).toBe(404);
   });
 
   it("updates (version bump, 200), creates by PUT (201) and deletes (200, then 410)", () => {
     const { service, store } = fixtureService();
     const overlay = store.newOverlay();
     const base = store.read("Observation", "101")!;
-    const put = service.handle({ method: "PUT", path: "Observation/101", body: JSON.stringify({ ...base, status: "amended" }) }, overlay);
+    const put = service.handleSync({ method: "PUT", path: "Observation/101", body: JSON.stringify({ ...base, status: "amended" }) }, overlay);
     expect(put.status).toBe(200);
     expect(body(put.text).meta.versionId).toBe("2");
     expect(overlay.read("Observation", "101")!.status).toBe("amended");
     expect(store.read("Observation", "101")!.status).toBe("final");
-    const created = service.handle({ method: "PUT", path: "Observation/new-1", body: JSON.stringify(vital) }, overlay);
+    const created = service.handleSync({ method: "PUT", path: "Observation/new-1", body: JSON.stringify(vital) }, overlay);
     expect(created.status).toBe(201);
-    expect(service.handle({ method: "DELETE", path: "Observation/102" }, overlay).status).toBe(200);
-    expect(service.handle({ method: "GET", path: "Observation/102" }, overlay).status).toBe(410);
-    expect(service.handle({ method: "DELETE", path: "Observation/999999" }, overlay).status).toBe(404);
+    expect(service.handleSync({ method: "DELETE", path: "Observation/102" }, overlay).status).toBe(200);
+    expect(service.handleSync({ method: "GET", path: "Observation/102" }, overlay).status).toBe(410);
+    expect(service.handleSync({ method: "DELETE", path: "Observation/999999" }, overlay).status).toBe(404);
     expect(overlay.search("Observation", "patient=S1000001&code=K").resources.map((r) => r.id)).toEqual(["101", "105", "106"]);
     expect(overlay.search("Observation", "patient=S1000001&code=K&status=final").resources.map((r) => r.id)).toEqual(["105", "106"]);
   });
@@ -149,12 +149,12 @@ describe("FhirService writes", () => {
       ["ServiceRequest", JSON.stringify({ resourceType: "ServiceRequest", status: "active", intent: "order", subject: { reference: "Patient/S1" }, authoredOn: "yesterday" }), 422],
     ];
     for (const [type, text, status] of cases) {
-      const r = service.handle({ method: "POST", path: type, body: text }, overlay);
+      const r = service.handleSync({ method: "POST", path: type, body: text }, overlay);
       expect(r.status, `${type} ${text}`).toBe(status);
       expect(body(r.text).resourceType).toBe("OperationOutcome");
     }
     expect(overlay.writes).toBe(0);
-    const mismatch = service.handle({ method: "PUT", path: "Observation/101", body: JSON.stringify({ ...vital, id: "102" }) }, overlay);
+    const mismatch = service.handleSync({ method: "PUT", path: "Observation/101", body: JSON.stringify({ ...vital, id: "102" }) }, overlay);
     expect(mismatch.status).toBe(400);
   });
 });

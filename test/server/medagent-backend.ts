@@ -3,7 +3,7 @@
 // the expected turns and rewards follow from the data.
 import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
-import { createFhirService, type FhirResource } from "../../env/fhir/index.ts";
+import { createFhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { medAgentBackend, type ServerBackend } from "../../env/server/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 
@@ -46,11 +46,11 @@ function lookupCase(patient: FhirResource, index: number): LookupCase {
   };
 }
 
-export function medAgentTestBackend(patients = 3): { backend: ServerBackend; cases: LookupCase[] } {
+export function medAgentTestBackend(patients = 3): { backend: ServerBackend; cases: LookupCase[]; store: FhirStore } {
   const { store } = generateStore({ patients, seed: 3 });
   const cases = store.search("Patient", `_count=${patients}`).resources.map(lookupCase);
   const service = createFhirService(store, { baseUrl: API_BASE });
   const tasks = cases.map((c) => c.task);
   const config = new EnvConfig({ backend: new EmbeddedBackend(store, service, API_BASE), tasks });
-  return { backend: medAgentBackend(config, tasks), cases };
+  return { backend: medAgentBackend(config, tasks), cases, store };
 }
