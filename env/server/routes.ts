@@ -1,4 +1,4 @@
-// The API: /v1 episodes, score, tasks, schema, health, metrics, and the OpenEnv-style /reset /step /state.
+// The API: /v1 episodes, score, tasks, schema, health, metrics (OpenEnv's routes: ./openenv.ts).
 import type { AgentTurn, StepResult } from "../core/index.ts";
 import { HttpError } from "./errors.ts";
 import { parseBody, type Reply, type Request, type Route } from "./http.ts";
@@ -8,8 +8,6 @@ import {
   CreateEpisodeRequest,
   EPISODE_HEADER,
   EpisodeId,
-  OpenEnvResetRequest,
-  OpenEnvStepRequest,
   ScoreRequest,
   StepRequest,
   TasksQuery,
@@ -49,7 +47,7 @@ const truthy = (v: string | null) => v !== null && v !== "0" && v !== "false";
  * load balancer's routing key). Both given and different is a 400: the request was routed by one
  * and would act on the other.
  */
-function episodeIdOf(req: Request, given: string | null | undefined): string | undefined {
+export function episodeIdOf(req: Request, given: string | null | undefined): string | undefined {
   const raw = req.headers[EPISODE_HEADER];
   const header = Array.isArray(raw) ? raw[0] : raw;
   if (header === undefined || header === "") return given ?? undefined;
@@ -60,7 +58,7 @@ function episodeIdOf(req: Request, given: string | null | undefined): string | u
 }
 
 /** A client-chosen id from the body or the header, checked like the body field. */
-function chosenIdOf(req: Request, given: string | undefined): string | undefined {
+export function chosenIdOf(req: Request, given: string | undefined): string | undefined {
   const id = episodeIdOf(req, given);
   if (id === undefined || id === given) return id;
   const ok = EpisodeId.safeParse(id);
@@ -71,15 +69,6 @@ function chosenIdOf(req: Request, given: string | undefined): string | undefined
 export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number }): Route[] {
   const { registry, metrics, backend } = service;
   let schemaCache: Record<string, unknown> | undefined;
-  /** The episode OpenEnv-style /step and /state use when no episode_id is given. */
-  let openEnvCurrent: string | undefined;
-  let openEnvNextTask = 0;
-
-  const openEnvEpisode = (req: Request, id: string | null | undefined): Episode => {
-    const chosen = episodeIdOf(req, id) ?? openEnvCurrent;
-    if (!chosen) throw new HttpError(404, "no episode: call /reset first or pass episode_id", "episode_id");
-    return registry.get(chosen);
-  };
 
   return [
     {
@@ -178,62 +167,6 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
             messages,
           },
         };
-      },
-    },
-    // OpenEnv-style surface: one "current" episode per server unless episode_id is passed.
-    {
-      method: "POST",
-      pattern: ["reset"],
-      name: "POST /reset",
-      handle: async (req) => {
-        const body = parseBody(OpenEnvResetRequest, req.body);
-        let task;
-        if (body.task || body.task_id) task = service.resolveTask(body);
-        else {
-          if (backend.tasks.length === 0) throw new HttpError(400, "task_id: the server has no tasks; pass task", "task_id");
-          task = backend.tasks[(body.seed ?? openEnvNextTask++) % backend.tasks.length]!;
-        }
-        const { episode, reset } = await service.open(task, { ...body, episode_id: chosenIdOf(req, body.episode_id) });
-        openEnvCurrent = episode.id;
-        return {
-          value: { episode_id: episode.id, observation: reset.observation, tools: reset.tools, reward: 0, done: false, info: reset.info },
-        };
-      },
-    },
-    {
-      method: "POST",
-      pattern: ["step"],
-      name: "POST /step",
-      handle: async (req) => {
-        const body = parseBody(OpenEnvStepRequest, req.body);
-        const episode = openEnvEpisode(req, body.episode_id);
-        const a = body.action;
-        let turn: AgentTurn;
-        if (typeof a === "string") turn = service.turnFor(episode.protocol, { action: a });
-        else if ("message" in a) turn = service.turnFor(episode.protocol, { message: a.message });
-        else if ("role" in a) turn = service.turnFor(episode.protocol, { message: a });
-        else turn = service.turnFor(episode.protocol, { action: a.content });
-        const result = await service.step(episode, turn);
-        return {
-          value: {
-            episode_id: episode.id,
-            observation: result.observation,
-            reward: result.reward,
-            done: result.terminated || result.truncated,
-            terminated: result.terminated,
-            truncated: result.truncated,
-            info: result.info,
-          },
-        };
-      },
-    },
-    {
-      method: "GET",
-      pattern: ["state"],
-      name: "GET /state",
-      handle: (req) => {
-        const episode = openEnvEpisode(req, req.query.get("episode_id"));
-        return { value: { ...stateOf(episode, false), step_count: episode.steps } };
       },
     },
   ];

@@ -26,7 +26,7 @@ const episodeFields = {
   max_rounds: z.number().int().min(1).max(MAX_ROUNDS_LIMIT).default(8),
   writes: WritesMode.optional(),
 };
-/** Only where an episode is kept: POST /v1/episodes and /reset (score episodes are never kept). */
+/** Only where an episode is kept: POST /v1/episodes and OpenEnv's reset (score episodes are never kept). */
 const chosenId = { episode_id: EpisodeId.optional() };
 
 const oneTask = (b: { task_id?: string | undefined; task?: unknown }) => (b.task_id === undefined) !== (b.task === undefined);
@@ -65,31 +65,6 @@ export const TasksQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).optional(),
 });
-
-// OpenEnv-style single-session surface: /reset picks a task when none is named.
-export const OpenEnvResetRequest = z.object({
-  task_id: z.string().min(1).optional(),
-  task: Task.optional(),
-  protocol: Protocol.default("text"),
-  max_rounds: z.number().int().min(1).max(MAX_ROUNDS_LIMIT).default(8),
-  writes: WritesMode.optional(),
-  /** Picks task number `seed % tasks` when no task is named. */
-  seed: z.number().int().min(0).optional(),
-  ...chosenId,
-});
-export type OpenEnvResetRequest = z.infer<typeof OpenEnvResetRequest>;
-
-export const OpenEnvStepRequest = z.object({
-  /** The episode to step; defaults to the one the last /reset opened. */
-  episode_id: z.string().optional(),
-  action: z.union([
-    z.string(),
-    IncomingMessage,
-    z.object({ content: z.string() }),
-    z.object({ message: IncomingMessage }),
-  ]),
-});
-export type OpenEnvStepRequest = z.infer<typeof OpenEnvStepRequest>;
 
 // Responses (published in /v1/schema; handlers build them from core's types).
 const Check = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
@@ -156,8 +131,6 @@ export const apiSchemas = {
   EpisodeStateResponse,
   ScoreRequest,
   ScoreResponse,
-  OpenEnvResetRequest,
-  OpenEnvStepRequest,
   ErrorResponse,
 } as const;
 

@@ -2,12 +2,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServerBackend } from "./backend.ts";
-import { createHandler } from "./http.ts";
+import { createHandler, type Route } from "./http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { EpisodeRegistry } from "./registry.ts";
+import { openEnvRoutes } from "./openenv.ts";
 import { buildRoutes } from "./routes.ts";
 import { REPLICA_HEADER } from "./schemas.ts";
 import { EpisodeService } from "./service.ts";
+import { attachOpenEnvSocket } from "./socket.ts";
 
 export interface RewardServerOptions {
   backend: ServerBackend;
@@ -51,7 +53,8 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
   });
   metrics = new ServerMetrics(() => ({ open: registry.open, retained: registry.retained }));
   const service = new EpisodeService(options.backend, registry, metrics);
-  const routes = buildRoutes(service, { replicaId, startedAt: Date.now() });
+  const routes: Route[] = buildRoutes(service, { replicaId, startedAt: Date.now() });
+  routes.push(...openEnvRoutes(service, () => routes));
   const m = metrics;
   const handler = createHandler({
     routes,
@@ -61,6 +64,7 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
     onRequest: (route, status, seconds) => m.request(route, status, seconds),
   });
   const server = createServer(handler);
+  const closeSockets = attachOpenEnvSocket(server, service, { token: options.token, maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes });
   // Trainers keep connections open between steps that wait on a model call.
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 125_000;
@@ -81,6 +85,7 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
       });
     },
     close() {
+      closeSockets();
       registry.closeAll();
       return new Promise((resolve) => {
         server.close(() => resolve());

@@ -87,12 +87,12 @@ describe("routable episodes", () => {
   it("OpenEnv /reset takes episode_id and /step, /state find it by body, query or header", async () => {
     const { url } = await start("r0");
     const reset = await call(url, "POST", "/reset", { task_id: task.id, episode_id: "oe-1" });
-    expect(reset.json.episode_id).toBe("oe-1");
+    expect(reset.json.observation.episode_id).toBe("oe-1");
     await call(url, "POST", "/reset", { task_id: task.id, episode_id: "oe-2" });
     // The header picks oe-1 although oe-2 is the "current" one.
-    const step = await call(url, "POST", "/step", { action: `FINISH(${JSON.stringify(task.sol)})` }, { "X-Episode-Id": "oe-1" });
-    expect(step.json).toMatchObject({ episode_id: "oe-1", reward: 1, done: true });
-    expect((await call(url, "GET", "/state?episode_id=oe-2")).json).toMatchObject({ episode_id: "oe-2", steps: 0 });
+    const step = await call(url, "POST", "/step", { action: { content: `FINISH(${JSON.stringify(task.sol)})` } }, { "X-Episode-Id": "oe-1" });
+    expect(step.json).toMatchObject({ observation: { episode_id: "oe-1" }, reward: 1, done: true });
+    expect((await call(url, "GET", "/state?episode_id=oe-2")).json).toMatchObject({ episode_id: "oe-2", step_count: 0 });
     expect((await call(url, "POST", "/reset", { task_id: task.id, episode_id: "oe-2" })).status).toBe(409);
   });
 });
