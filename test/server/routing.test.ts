@@ -72,7 +72,7 @@ describe("routable episodes", () => {
       ["POST", "/v1/episodes/ep-1/step", { action: "FINISH([])" }],
       ["GET", "/v1/episodes/ep-1", undefined],
       ["DELETE", "/v1/episodes/ep-1", undefined],
-      ["POST", "/step", { action: "FINISH([])" }],
+      ["POST", "/step", { action: { content: "FINISH([])" } }],
       ["GET", "/state", undefined],
     ] as const) {
       const r = await call(b.url, method, path, body, { "X-Episode-Id": "ep-1" });
