@@ -1,6 +1,5 @@
 // Searchset Bundles and OperationOutcomes rendered as text, in HAPI's pretty style or compact.
 // Entry resources arrive pre-rendered at ENTRY_INDENT, so a reply is string concatenation only.
-import { escapeJson } from "./json.ts";
 import { compactJson, prettyJson } from "./pretty.ts";
 
 export interface BundleLink {
@@ -17,11 +16,9 @@ export interface BundleEntries {
   resource(i: number): string;
   /** The whole entry, `{ "fullUrl", "resource", "search" }`, pretty at ENTRY_INDENT, no separator. */
   block(i: number): string;
-  /** `block(i)` JSON-escaped (no quotes). */
-  blockJson(i: number): string;
-  /** Every block joined with ", " (JSON-escaped when `json`) as one string, when the entries know it
-   *  (a page of stored rows another reply already showed); undefined otherwise. */
-  joined?(json: boolean): string | undefined;
+  /** Every block joined with ", " as one string, when the entries know it (a page of stored rows
+   *  another reply already showed); undefined otherwise. */
+  joined?(): string | undefined;
 }
 
 export interface BundleParts {
@@ -37,33 +34,15 @@ const q = JSON.stringify;
 const ENTRY_HEAD = `{\n    "fullUrl": `;
 const ENTRY_RESOURCE = `,\n    "resource": `;
 const ENTRY_TAIL = `,\n    "search": {\n      "mode": "match"\n    }\n  }`;
-const ENTRY_TAIL_JSON = escapeJson(ENTRY_TAIL);
 
 /** An entry's pretty text (what `block` returns), from its parts. */
 export function entryBlock(fullUrl: string, resource: string): string {
   return ENTRY_HEAD + q(fullUrl) + ENTRY_RESOURCE + resource + ENTRY_TAIL;
 }
 
-/** `escapeJson(entryBlock(fullUrl, resource))`, given the resource text already escaped. */
-export function entryBlockJson(fullUrl: string, resourceJson: string): string {
-  return escapeJson(ENTRY_HEAD + q(fullUrl) + ENTRY_RESOURCE) + resourceJson + ENTRY_TAIL_JSON;
-}
-
-const same = (s: string): string => s;
-const plainBlock = (e: BundleEntries, i: number): string => e.block(i);
-const jsonBlock = (e: BundleEntries, i: number): string => e.blockJson(i);
-
-/**
- * The pretty rendering of `b` as pieces in order: `json` false gives pieces of `renderBundle(b, true)`,
- * true pieces of its JSON-escaped form (`JSON.stringify(text)` without the quotes). An entry is one
- * piece, its text cached per row (escaped too), so a server that writes the pieces straight into its
- * reply buffer neither escapes the resources again nor makes a flat copy of the whole text. No piece
- * splits a character (or a surrogate pair). `joinPages` false: entries one by one, never a page's
- * joined text (for a writer that copies the pieces at once and keeps none of them).
- */
-export function bundlePieces(b: BundleParts, json: boolean, out: string[] = [], joinPages = true): string[] {
-  const piece = json ? escapeJson : same;
-  const entry = json ? jsonBlock : plainBlock;
+/** The pretty rendering of `b` as pieces in order (an entry is one piece, its text cached per row). */
+function bundlePieces(b: BundleParts): string[] {
+  const out: string[] = [];
   // The reply's own part (id, time, links) as one flat string: episode histories keep it.
   const head = [`{\n  "resourceType": "Bundle",\n  "id": `, q(b.id), `,\n  "meta": {\n    "lastUpdated": `, q(b.lastUpdated), `\n  },\n  "type": "searchset"`];
   if (b.total !== undefined) head.push(`,\n  "total": `, String(b.total));
@@ -75,21 +54,19 @@ export function bundlePieces(b: BundleParts, json: boolean, out: string[] = [], 
   head.push(" ]");
   const n = b.entries.length;
   if (n) head.push(`,\n  "entry": [ `);
-  out.push(piece(head.join("")));
-  const joined = n > 1 && joinPages ? b.entries.joined?.(json) : undefined;
+  out.push(head.join(""));
+  const joined = n > 1 ? b.entries.joined?.() : undefined;
   if (joined !== undefined) out.push(joined);
   else if (n) {
-    out.push(entry(b.entries, 0));
-    for (let i = 1; i < n; i++) out.push(", ", entry(b.entries, i));
+    out.push(b.entries.block(0));
+    for (let i = 1; i < n; i++) out.push(", ", b.entries.block(i));
   }
-  out.push(n ? (json ? ENTRIES_END_JSON : ENTRIES_END) : json ? END_JSON : END);
+  out.push(n ? ENTRIES_END : END);
   return out;
 }
 
 const END = "\n}";
-const END_JSON = escapeJson(END);
 const ENTRIES_END = ` ]${END}`;
-const ENTRIES_END_JSON = escapeJson(ENTRIES_END);
 
 export function renderBundle(b: BundleParts, pretty: boolean): string {
   if (!pretty) {
@@ -109,7 +86,7 @@ export function renderBundle(b: BundleParts, pretty: boolean): string {
  *  keeps these ropes for its lifetime); whoever needs the flat text copies it once, then. */
 function prettyBundle(b: BundleParts): string {
   let s = "";
-  for (const p of bundlePieces(b, false)) s += p;
+  for (const p of bundlePieces(b)) s += p;
   return s;
 }
 

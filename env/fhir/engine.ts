@@ -1,7 +1,6 @@
 // What the store and an overlay share with the service: search hits (base rows or overlay
 // records), their rendering, and ordering. Internal to env/fhir.
 import { sortKeyOf } from "./matcher.ts";
-import { escapeJson } from "./json.ts";
 import { prettyJson } from "./pretty.ts";
 import type { ParsedSearch, SortKey } from "./query.ts";
 import { PARSE_COST, runSync, SLICE, tooCostly, type Scan } from "./scan.ts";
@@ -59,12 +58,6 @@ export function hitEntryText(table: TypeTable | undefined, h: Hit): string {
   if (typeof h === "number") return table!.entryText(h);
   h.pretty ??= prettyJson(h.text, ENTRY_INDENT);
   return h.pretty;
-}
-
-/** `hitEntryText` JSON-escaped (no quotes). Not cached here: a base row's escaped entry is kept in
- *  its whole escaped searchset entry (EntryTexts in entries.ts). */
-export function hitEntryJson(table: TypeTable | undefined, h: Hit): string {
-  return escapeJson(hitEntryText(table, h));
 }
 
 export function hitResource(table: TypeTable | undefined, h: Hit): R {

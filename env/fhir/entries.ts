@@ -1,10 +1,10 @@
 // A page of search hits as Bundle entries. A base row's entry text (fullUrl, resource, search mode)
-// is the same on every reply of a service, so it is built once per row, plain and JSON-escaped.
+// is the same on every reply of a service, so it is built once per row.
 // A page of base rows asked for again is also kept joined, as one string: rollouts of a task repeat
 // the same searches, and a reply that reuses the page is then a few rope nodes, whatever its entry
 // count (episode histories keep these replies, and the young-generation GC copies what they keep).
-import { entryBlock, entryBlockJson, type BundleEntries } from "./bundle.ts";
-import { hitEntryJson, hitEntryText, hitId, type Hit } from "./engine.ts";
+import { entryBlock, type BundleEntries } from "./bundle.ts";
+import { hitEntryText, hitId, type Hit } from "./engine.ts";
 import type { TypeTable } from "./table.ts";
 
 type RowTexts = (string | undefined)[];
@@ -13,16 +13,14 @@ type JoinedPage = { rows: Int32Array; text: string } | null;
 /** Pages of a table by a hash of their rows. */
 type PageTexts = Map<number, JoinedPage>;
 
-/** Characters of joined pages kept per service (plain and escaped together) before they are dropped. */
+/** Characters of joined pages kept per service before they are dropped. */
 const PAGE_CHARS_BUDGET = 32 * 1024 * 1024;
 /** Pages remembered (seen or joined) per service before they are dropped. */
 const PAGES_MAX = 100_000;
 
 export class EntryTexts {
   private readonly blocks = new WeakMap<TypeTable, RowTexts>();
-  private readonly blocksJson = new WeakMap<TypeTable, RowTexts>();
   private pages = new WeakMap<TypeTable, PageTexts>();
-  private pagesJson = new WeakMap<TypeTable, PageTexts>();
   private pageChars = 0;
   private pageCount = 0;
 
@@ -47,24 +45,19 @@ export class EntryTexts {
     return (rows[row] ??= entryBlock(this.fullUrl(table.type, table.ids[row]!), table.entryText(row)));
   }
 
-  blockJson(table: TypeTable, row: number): string {
-    const rows = this.rows(this.blocksJson, table);
-    return (rows[row] ??= entryBlockJson(this.fullUrl(table.type, table.ids[row]!), hitEntryJson(table, row)));
-  }
-
   /**
-   * Rows `from` .. `from + length` of `hits`, blocks joined with ", " (escaped when `json`), from the
+   * Rows `from` .. `from + length` of `hits`, blocks joined with ", ", from the
    * second time the page is asked for (a one-off page is not worth a copy of its text); undefined
    * before that, or unless every hit is a base row.
    */
-  joined(table: TypeTable, hits: ArrayLike<Hit>, from: number, length: number, json: boolean): string | undefined {
+  joined(table: TypeTable, hits: ArrayLike<Hit>, from: number, length: number): string | undefined {
     let hash = 0x811c9dc5 ^ length; // FNV-1a over the row numbers
     for (let i = 0; i < length; i++) {
       const h = hits[from + i]!;
       if (typeof h !== "number") return undefined;
       hash = Math.imul(hash ^ h, 0x01000193);
     }
-    const known = (json ? this.pagesJson : this.pages).get(table)?.get(hash);
+    const known = this.pages.get(table)?.get(hash);
     if (known) return sameRows(known.rows, hits, from) ? known.text : undefined; // a hash collision keeps the first page
     let page: JoinedPage = null; // first sighting: remember the hash only
     if (known === null) {
@@ -72,15 +65,14 @@ export class EntryTexts {
       const parts = new Array<string>(length);
       for (let i = 0; i < length; i++) {
         rows[i] = hits[from + i] as number;
-        parts[i] = json ? this.blockJson(table, rows[i]!) : this.block(table, rows[i]!);
+        parts[i] = this.block(table, rows[i]!);
       }
       page = { rows, text: parts.join(", ") };
     }
     const chars = page?.text.length ?? 0;
     if (this.pageCount >= PAGES_MAX || this.pageChars + chars > this.pageCharsBudget) this.dropPages();
-    const cache = json ? this.pagesJson : this.pages;
-    let pages = cache.get(table);
-    if (pages === undefined) cache.set(table, (pages = new Map()));
+    let pages = this.pages.get(table);
+    if (pages === undefined) this.pages.set(table, (pages = new Map()));
     if (!pages.has(hash)) this.pageCount++;
     pages.set(hash, page);
     this.pageChars += chars;
@@ -89,7 +81,6 @@ export class EntryTexts {
 
   private dropPages(): void {
     this.pages = new WeakMap();
-    this.pagesJson = new WeakMap();
     this.pageChars = 0;
     this.pageCount = 0;
   }
@@ -127,13 +118,8 @@ export class HitEntries implements BundleEntries {
     return typeof h === "number" ? this.texts.block(this.table!, h) : entryBlock(this.fullUrl(i), hitEntryText(this.table, h));
   }
 
-  blockJson(i: number): string {
-    const h = this.hit(i);
-    return typeof h === "number" ? this.texts.blockJson(this.table!, h) : entryBlockJson(this.fullUrl(i), hitEntryJson(this.table, h));
-  }
-
-  joined(json: boolean): string | undefined {
-    return this.table === undefined ? undefined : this.texts.joined(this.table, this.hits, this.from, this.length, json);
+  joined(): string | undefined {
+    return this.table === undefined ? undefined : this.texts.joined(this.table, this.hits, this.from, this.length);
   }
 }
 

@@ -7,7 +7,6 @@ export { writeNdjsonIndex, NdjsonIndexStream, type IndexResult } from "./ndjson-
 export { INDEX_SUFFIX, INDEX_VERSION } from "./ndjson-index.ts";
 export { Hasher, type FollowedHash, type HashResult } from "./ndjson-hash.ts";
 export { prettyJson, compactJson } from "./pretty.ts";
-export { bundlePieces, type BundleParts } from "./bundle.ts";
 export { parseLossless } from "./lossless.ts";
 export { parseDateRange, type DateRange } from "./dates.ts";
 export { normalizeReference, searchParams, CORE_TYPES, type SearchParamDef } from "./search-params.ts";

@@ -28,27 +28,3 @@ export function stringifyCompact(value: unknown): string {
   }
   return `{${parts.join(",")}}`;
 }
-
-/** A string's JSON-escaped form without the quotes: `JSON.stringify(s)` is `"` + escapeJson(s) + `"`. */
-export function escapeJson(s: string): string {
-  return JSON.stringify(s).slice(1, -1);
-}
-
-/** Texts longer than this are worth writing through escapedSlices. */
-export const ESCAPE_SLICE = 8192;
-
-/**
- * JSON.stringify(text) without its quotes, in pieces of about `slice` code units. A long
- * JSON.stringify result is a rope V8 flattens (copies) before it can be written, and one of over
- * 128 KB is a large object mapped fresh: writers of long texts write these pieces instead.
- */
-export function* escapedSlices(text: string, slice = ESCAPE_SLICE): Generator<string> {
-  for (let start = 0; start < text.length; ) {
-    let end = Math.min(text.length, start + slice);
-    // A surrogate pair stays in one slice (split, each half would be escaped as a lone surrogate).
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-    yield JSON.stringify(text.slice(start, end)).slice(1, -1);
-    start = end;
-  }
-}

@@ -157,7 +157,7 @@ export class FhirService {
   }
 
   private bundleReply(parts: BundleParts, pretty: boolean): FhirResponse {
-    return { status: 200, headers: { "Content-Type": CONTENT_TYPE }, text: renderBundle(parts, pretty), bundle: pretty ? parts : undefined };
+    return { status: 200, headers: { "Content-Type": CONTENT_TYPE }, text: renderBundle(parts, pretty) };
   }
 
   private error(e: unknown, pretty: boolean): FhirResponse {

@@ -1,6 +1,5 @@
 // The contract of the FHIR layer. Every other folder codes against these types
 // (imported through env/fhir/index.ts), never against the store internals.
-import type { BundleParts } from "./bundle.ts";
 
 /** A parsed FHIR resource. Fresh objects: callers may mutate what they get. */
 export interface FhirResource {
@@ -23,8 +22,6 @@ export interface FhirResponse {
   headers: Record<string, string>;
   /** The body exactly as HAPI would send it (pretty by default). */
   text: string;
-  /** For a pretty searchset: its parts, from which `bundlePieces` gives `text` or its JSON-escaped form piece by piece. */
-  bundle?: BundleParts;
 }
 
 export interface SearchHits {

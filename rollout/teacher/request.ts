@@ -11,7 +11,7 @@ const ToolCallIn = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
-export const MessageIn = z.looseObject({
+const MessageIn = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
   content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
   tool_calls: z.array(ToolCallIn).optional(),

@@ -5,7 +5,6 @@ import { describe, expect, it } from "vitest";
 import { createStoreBuilder } from "../../env/fhir/index.ts";
 import type { BaseStore } from "../../env/fhir/store.ts";
 import { EntryTexts } from "../../env/fhir/entries.ts";
-import { escapeJson } from "../../env/fhir/json.ts";
 import { API_BASE, lab, patient } from "../core/fixtures.ts";
 
 function table() {
@@ -16,19 +15,17 @@ function table() {
 }
 
 describe("EntryTexts.joined", () => {
-  it("equals the entries joined, plain and escaped, across budget overflows", () => {
+  it("equals the entries joined, across budget overflows", () => {
     const t = table();
     const texts = new EntryTexts(API_BASE, 20_000); // a few pages fit, then the cache starts over
     const rows = Array.from({ length: t.size }, (_, i) => i);
     for (let round = 0; round < 3; round++) {
       for (const [from, length] of [[0, 5], [5, 20], [10, 3], [0, 30], [0, 5]] as const) {
         const blocks = rows.slice(from, from + length).map((r) => texts.block(t, r));
-        for (const json of [false, true]) {
-          const want = json ? escapeJson(blocks.join(", ")) : blocks.join(", ");
-          const first = texts.joined(t, rows, from, length, json);
-          if (first !== undefined) expect(first).toBe(want); // known from an earlier round
-          expect(texts.joined(t, rows, from, length, json)).toBe(want);
-        }
+        const want = blocks.join(", ");
+        const first = texts.joined(t, rows, from, length);
+        if (first !== undefined) expect(first).toBe(want); // known from an earlier round
+        expect(texts.joined(t, rows, from, length)).toBe(want);
       }
     }
   });
@@ -36,9 +33,9 @@ describe("EntryTexts.joined", () => {
   it("is undefined when a hit is not a stored row", () => {
     const t = table();
     const texts = new EntryTexts(API_BASE);
-    expect(texts.joined(t, [0, { id: "x", text: "{}" } as never, 2], 0, 3, false)).toBeUndefined();
-    expect(texts.joined(t, [0, 1, 2], 0, 3, false)).toBeUndefined(); // seen once: not worth a copy yet
-    expect(texts.joined(t, [0, 1, 2], 0, 3, false)).toBe([0, 1, 2].map((r) => texts.block(t, r)).join(", "));
-    expect(texts.joined(t, [0, 1, 3], 0, 3, false)).toBeUndefined();
+    expect(texts.joined(t, [0, { id: "x", text: "{}" } as never, 2], 0, 3)).toBeUndefined();
+    expect(texts.joined(t, [0, 1, 2], 0, 3)).toBeUndefined(); // seen once: not worth a copy yet
+    expect(texts.joined(t, [0, 1, 2], 0, 3)).toBe([0, 1, 2].map((r) => texts.block(t, r)).join(", "));
+    expect(texts.joined(t, [0, 1, 3], 0, 3)).toBeUndefined();
   });
 });
