@@ -2,7 +2,7 @@
 // that stays; the plan decides splits from the entries alone; pass 2 reads the kept rows back by
 // offset, in output order, and writes every format as it goes. One thread, streaming: memory holds
 // the entries and one Arrow batch. Everything lands in a temp folder renamed over --out at the end.
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { z } from "zod";
 import { EHRGYM_VERSION, EpisodeRow } from "../rollout/index.ts";
@@ -16,6 +16,7 @@ import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
 import { scan, type Entry } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
+import { swapFolder } from "../env/util/index.ts";
 
 export type Format = "trl" | "openai" | "arrow";
 
@@ -118,12 +119,7 @@ export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   mkdirSync(tmp, { recursive: true });
   try {
     const result = await buildInto(tmp, o, sources, log);
-    if (existsSync(out)) {
-      const old = join(dirname(out), `.${basename(out)}.old-${process.pid}`);
-      renameSync(out, old);
-      renameSync(tmp, out);
-      rmSync(old, { recursive: true, force: true });
-    } else renameSync(tmp, out);
+    swapFolder(tmp, out);
     return { ...result, out };
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });

@@ -1,12 +1,7 @@
 // Where an episode's FHIR requests go. A backend is shared by every episode; `open()` gives one
 // episode its own write scope, and closing that scope is the rollback.
-import type { FhirReader, FhirRequest, FhirResponse, FhirStore, Overlay } from "../fhir/index.ts";
+import type { FhirHandler, FhirReader, FhirRequest, FhirResponse, FhirStore, Overlay } from "../fhir/index.ts";
 import type { Task } from "../tasks/index.ts";
-
-/** What answers FHIR requests in-process (env/fhir's FhirService satisfies it; a costly search answers later). */
-export interface FhirHandler {
-  handle(req: FhirRequest, overlay?: Overlay): FhirResponse | Promise<FhirResponse>;
-}
 
 /** One episode's connection: reads see the base plus the episode's own writes. */
 export interface EpisodeConnection {

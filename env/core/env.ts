@@ -1,6 +1,6 @@
 // MedAgentEnv: one gym-style episode at a time over a shared backend (reset/step/close/record).
 import { z } from "zod";
-import { FhirService, type FhirResponse, type FhirStore } from "../fhir/index.ts";
+import { FhirService, type FhirHandler, type FhirResponse, type FhirStore } from "../fhir/index.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
   DEFAULT_TOOL_NAMES,
@@ -23,7 +23,7 @@ import {
 } from "../protocol/index.ts";
 import { type Py, toJs } from "../python/index.ts";
 import type { Task } from "../tasks/index.ts";
-import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection, type FhirHandler } from "./backend.ts";
+import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection } from "./backend.ts";
 import { EnvInputError, EpisodeStateError } from "./errors.ts";
 import { defaultRubric, type Rubric } from "./rubric.ts";
 import {

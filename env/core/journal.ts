@@ -1,8 +1,8 @@
 // Append-only, fsynced journal of the writes RemoteBackend episodes make on a remote server, so the
 // rollback survives a crash: on start-up every resource created and not yet deleted is deleted.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import { z } from "zod";
+import { writeFileAtomic } from "../util/index.ts";
 
 export const JournalEntry = z.discriminatedUnion("op", [
   /** Written before a create is sent (a crash between this and "created" may leave one resource behind). */
@@ -58,19 +58,8 @@ export class Journal {
 
   /** Replaces the journal with the given entries (temp file, fsync, rename). */
   rewrite(entries: JournalEntry[]): void {
-    const tmp = `${this.path}.tmp-${process.pid}`;
-    const fd = openSync(tmp, "w");
-    for (const e of entries) writeSync(fd, JSON.stringify(e) + "\n");
-    fsyncSync(fd);
-    closeSync(fd);
+    writeFileAtomic(this.path, entries.map((e) => JSON.stringify(e) + "\n").join(""), { durable: true });
     closeSync(this.fd);
-    renameSync(tmp, this.path);
-    const dir = openSync(dirname(this.path), "r");
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
     this.fd = openSync(this.path, "a");
   }
 

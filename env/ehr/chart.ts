@@ -25,7 +25,7 @@ import {
   type ProcDef,
 } from "./catalog.ts";
 import type { Demographics } from "./patients.ts";
-import type { Rng } from "./prng.ts";
+import type { Rng } from "../util/index.ts";
 import type { Scenario } from "./scenarios.ts";
 import { CLOCK, DAY, HOUR, LATEST, MINUTE, at, toMinute } from "./time.ts";
 

@@ -3,7 +3,7 @@
 import type { FhirResource } from "../fhir/index.ts";
 import { generateChart } from "./chart.ts";
 import { demographicsOf, generatePatients } from "./patients.ts";
-import { Rng } from "./prng.ts";
+import { Rng } from "../util/index.ts";
 import { body, loadOrder, MetaClock, subjectOf } from "./render.ts";
 import { ScenarioPlanner, type Scenario } from "./scenarios.ts";
 import { at } from "./time.ts";
@@ -21,7 +21,7 @@ export interface ResourceSink {
   addText(json: string): unknown;
 }
 
-export interface GenerateOptions {
+export interface EhrGenerateOptions {
   seed?: number;
   /** Size of the generated population (ignored with patientsFrom). */
   patients?: number;
@@ -45,7 +45,7 @@ export interface GenerateSummary {
   scenarios: Record<string, Scenario>;
 }
 
-export function resolveOptions(opts: GenerateOptions): { seed: number; population: FhirResource[]; charted: string[] } {
+export function resolveOptions(opts: EhrGenerateOptions): { seed: number; population: FhirResource[]; charted: string[] } {
   const seed = opts.seed ?? DEFAULT_SEED;
   if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`seed must be a non-negative integer (got ${seed})`);
   let population: FhirResource[];
@@ -75,7 +75,7 @@ export function resolveOptions(opts: GenerateOptions): { seed: number; populatio
   return { seed, population, charted };
 }
 
-export function generateIntoBuilder(sink: ResourceSink, opts: GenerateOptions = {}): GenerateSummary {
+export function generateIntoBuilder(sink: ResourceSink, opts: EhrGenerateOptions = {}): GenerateSummary {
   const { seed, population, charted } = resolveOptions(opts);
   const byType: Record<string, number> = {};
   const count = (type: string) => (byType[type] = (byType[type] ?? 0) + 1);

@@ -2,7 +2,7 @@
 // every grading branch of both suites. Public surface of env/ehr.
 import { existsSync, statSync } from "node:fs";
 import { createStoreBuilder, type FhirStore } from "../fhir/index.ts";
-import { generateIntoBuilder, type GenerateOptions, type GenerateSummary } from "./generate.ts";
+import { generateIntoBuilder, type EhrGenerateOptions, type GenerateSummary } from "./generate.ts";
 import { readChartsFor, readPatientsNdjson } from "./inputs.ts";
 
 export {
@@ -12,7 +12,7 @@ export {
   MAX_PATIENTS,
   generateIntoBuilder,
   resolveOptions,
-  type GenerateOptions,
+  type EhrGenerateOptions,
   type GenerateSummary,
   type ResourceSink,
 } from "./generate.ts";
@@ -20,11 +20,10 @@ export { EhrInputError, contextClock, readChartsFor, readPatientsNdjson, type Ch
 export { generatePatients } from "./patients.ts";
 export { SCENARIO_SPACE, type Scenario, type ScenarioKey } from "./scenarios.ts";
 export { CLOCK } from "./time.ts";
-export { Rng, hash32 } from "./prng.ts";
 
-export interface EhrStoreOptions extends Omit<GenerateOptions, "patientsFrom"> {
+export interface EhrStoreOptions extends Omit<EhrGenerateOptions, "patientsFrom"> {
   /** Patient resources, or the path of a Patient NDJSON file. */
-  patientsFrom?: GenerateOptions["patientsFrom"] | string;
+  patientsFrom?: EhrGenerateOptions["patientsFrom"] | string;
 }
 
 /** The generated store; also destructurable as `{ store, summary }`. */
@@ -36,7 +35,7 @@ export type GeneratedStore = FhirStore & { store: FhirStore; summary: GenerateSu
  * clocks become anchors), the others are MRNs.
  */
 export function generateStore(opts: EhrStoreOptions = {}): GeneratedStore {
-  const resolved: GenerateOptions = { ...opts, patientsFrom: typeof opts.patientsFrom === "string" ? readPatientsNdjson(opts.patientsFrom) : opts.patientsFrom };
+  const resolved: EhrGenerateOptions = { ...opts, patientsFrom: typeof opts.patientsFrom === "string" ? readPatientsNdjson(opts.patientsFrom) : opts.patientsFrom };
   if (opts.chartsFor) {
     const files = opts.chartsFor.filter((p) => existsSync(p) && statSync(p).isFile());
     if (files.length) {

@@ -1,7 +1,7 @@
 // Demographics shaped like the real server's Patient resources (patients_real.ndjson).
 import { Faker, base, en } from "@faker-js/faker";
 import type { FhirResource } from "../fhir/index.ts";
-import { Rng } from "./prng.ts";
+import { Rng } from "../util/index.ts";
 
 export interface Demographics {
   mrn: string;

@@ -2,7 +2,7 @@
 // templates: this is the hot path of generation (~785k resources in a few seconds).
 import { LABS, VITALS } from "./catalog.ts";
 import { type Chart, type CondRec, type MedRec, type ObsRec, type OrderRec, type ProcRec } from "./chart.ts";
-import type { Rng } from "./prng.ts";
+import type { Rng } from "../util/index.ts";
 import { iso, isoMillis } from "./time.ts";
 
 const LAB_CATEGORY = `[{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/observation-category","code":"laboratory","display":"Laboratory"}]}]`;

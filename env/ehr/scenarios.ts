@@ -1,7 +1,7 @@
 // Branch coverage by construction: every charted patient gets one scenario per task type, and the
 // chart generator realises it. Assignment is greedy-balanced (the branch with the lowest
 // count/weight among those compatible with the choices already made), ties broken by the seed.
-import { Rng } from "./prng.ts";
+import { Rng } from "../util/index.ts";
 
 export const SCENARIO_SPACE = {
   // v1 task7: any GLU at all

@@ -1,26 +1,15 @@
 // Writing index sidecars for NDJSON files: from a finished file (writeNdjsonIndex), or on a worker
 // thread while a generator writes the files (NdjsonIndexStream).
 import { createReadStream } from "node:fs";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { writeFileAtomic } from "../util/index.ts";
 import { INDEX_SUFFIX, NdjsonIndexer } from "./ndjson-index.ts";
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** Write `bytes` to `path` through a temp file and a rename. */
-async function writeAtomic(path: string, bytes: Buffer): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
 }
 
 /**
@@ -45,7 +34,7 @@ export async function saveIndex(path: string, r: ReturnType<NdjsonIndexer["finis
     await rm(path + INDEX_SUFFIX, { force: true });
     return r;
   }
-  await writeAtomic(path + INDEX_SUFFIX, r.sidecar);
+  writeFileAtomic(path + INDEX_SUFFIX, r.sidecar);
   return { rows: r.rows };
 }
 

@@ -7,11 +7,12 @@
 // Killing the process at any point loses at most the page in flight: a re-run truncates the .part
 // file to the last recorded length and continues from the recorded `next` link (or, when the
 // server has forgotten that paging session, re-runs the search and skips what is already written).
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { stringifyCompact } from "./json.ts";
 import { RemoteFhir, RemoteFhirError, nextLink, type Bundle } from "./remote.ts";
+import { writeFileAtomic } from "../util/index.ts";
 
 export const SNAPSHOT_STATE_FILE = ".snapshot-state.json";
 
@@ -200,8 +201,7 @@ async function countOf(client: RemoteFhir, type: string): Promise<number | undef
 }
 
 function saveState(path: string, state: State): void {
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
-  renameSync(`${path}.tmp`, path);
+  writeFileAtomic(path, `${JSON.stringify(state, null, 2)}\n`);
 }
 
 function normalizeBase(url: string): string {

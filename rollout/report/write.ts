@@ -1,11 +1,12 @@
 // `ehrgym report` and `eval --html`: build the report into a temporary folder beside --out, then
 // swap it in, so that --out is always either the old report or the new one, never half of one.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { buildReport, type ReportContent, type ReportInput } from "./build.ts";
 import { renderChart } from "./charts.ts";
 import { renderPage } from "./html.ts";
 import { ReportInputError } from "./load.ts";
+import { writeFolderAtomic } from "../../env/util/index.ts";
 
 export interface WriteReportOptions extends ReportInput {
   /** Folder to write index.html, summary.json and one PNG per chart into (replaced whole). */
@@ -50,7 +51,7 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
   const target = resolve(options.out);
   checkReplaceable(target, options.out);
   const content = buildReport(options);
-  const charts = [];
+  const charts: Awaited<ReturnType<typeof renderChart>>[] = [];
   for (const chart of content.charts) charts.push(await renderChart(chart));
   const summary: ReportSummary = {
     ehrgym_version: content.ehrgym_version,
@@ -62,34 +63,11 @@ export async function writeReport(options: WriteReportOptions): Promise<WrittenR
     charts: charts.map((c) => ({ name: c.name, title: c.title, png: `${c.name}.png`, width: c.width, height: c.height })),
   };
   mkdirSync(dirname(target), { recursive: true });
-  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
-  chmodSync(tmp, 0o755); // mkdtemp makes it private; a report is meant to be read
   const files = ["index.html", "summary.json", ...charts.map((c) => `${c.name}.png`)];
-  try {
+  await writeFolderAtomic(target, (tmp) => {
     writeFileSync(join(tmp, "index.html"), renderPage(content, charts));
     writeFileSync(join(tmp, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
     for (const c of charts) writeFileSync(join(tmp, `${c.name}.png`), c.png);
-    swapIn(tmp, target);
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  });
   return { out: target, index: join(target, "index.html"), files: files.map((f) => join(target, f)), summary };
-}
-
-/** A folder cannot be renamed over a non-empty one: move the old aside, move the new in, drop the old. */
-function swapIn(tmp: string, target: string): void {
-  if (!existsSync(target)) {
-    renameSync(tmp, target);
-    return;
-  }
-  const old = `${tmp}.old`;
-  renameSync(target, old);
-  try {
-    renameSync(tmp, target);
-  } catch (err) {
-    renameSync(old, target);
-    throw err;
-  }
-  rmSync(old, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@
 // prefixes (two samples of a task that have acted alike so far) queue their states and take them in
 // order. First turns draw a new plan per request (the n-th request of a prompt is its n-th sample).
 // Replies are remembered by request digest so a retried request gets the same answer and moves nothing.
-import { Rng } from "../../env/ehr/prng.ts";
+import { Rng } from "../../env/util/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import { LRUCache } from "lru-cache";
 import { drawPlan } from "./mistakes.ts";

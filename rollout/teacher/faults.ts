@@ -1,6 +1,6 @@
 // Injected faults (`--faults 429:0.05,500:0.02,reset:0.01`): one seeded draw per chat request.
 import { z } from "zod";
-import { Rng } from "../../env/ehr/prng.ts";
+import { Rng } from "../../env/util/index.ts";
 
 export const FAULT_KINDS = ["429", "500", "reset", "slow", "empty", "nochoices", "truncated", "html", "badargs", "context"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];

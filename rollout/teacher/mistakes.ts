@@ -1,6 +1,6 @@
 // How a stand-in episode goes wrong: one mistake per wrong episode, drawn at its first turn, and the
 // realistic shapes each takes (a wrong number, a broken POST body, chatter instead of an action...).
-import { Rng } from "../../env/ehr/prng.ts";
+import { Rng } from "../../env/util/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 
 export const MISTAKES = [

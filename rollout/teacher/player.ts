@@ -6,7 +6,7 @@
 //   r  the real reply          a  pretend it was accepted (a malformed POST the model believes went through)
 //   d  drop it (a malformed search call: the expert asks again)   f  no real request, pretend accepted (a skipped POST)
 import type { Message, ToolCall } from "../../env/core/index.ts";
-import { Rng } from "../../env/ehr/prng.ts";
+import { Rng } from "../../env/util/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { ExpertError, nextRequests, planFor, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";

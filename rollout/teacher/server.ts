@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { loadTokenizer } from "./usage.ts";
-import { Rng } from "../../env/ehr/prng.ts";
+import { Rng } from "../../env/util/index.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";

@@ -21,6 +21,7 @@ import {
   type FhirStore,
 } from "../../env/fhir/index.ts";
 import { median, percentile, report } from "./report.ts";
+import { Rng } from "../../env/util/index.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const SEED = 1;
@@ -100,16 +101,6 @@ interface PatientFacts {
   dates: string[];
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function facts(store: FhirStore, limit: number): PatientFacts[] {
   const patients = store.search("Patient", `_count=${Math.min(limit, 5000)}`).resources;
   return patients.map((p) => {
@@ -132,8 +123,9 @@ interface Query {
 }
 
 function workload(pf: PatientFacts[], n: number, seed: number): Query[] {
-  const r = rng(seed);
-  const pick = <T>(a: T[]): T => a[Math.floor(r() * a.length)]!;
+  const rng = new Rng(seed, "mulberry32");
+  const r = (): number => rng.float();
+  const pick = <T>(a: T[]): T => rng.pick(a);
   const out: Query[] = [];
   const usable = pf.filter((p) => p.labCodes.length && p.dates.length);
   for (let i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 // `ehrgym ehr generate|stats`: write the synthetic EHR as per-type NDJSON, and describe an export
 // (counts per type and code, grading-branch coverage of every task type of both suites).
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
@@ -12,7 +12,7 @@ import {
   generateIntoBuilder,
   readChartsFor,
   readPatientsNdjson,
-  type GenerateOptions,
+  type EhrGenerateOptions,
   type GenerateSummary,
   type ResourceSink,
 } from "../../env/ehr/index.ts";
@@ -20,6 +20,7 @@ import { NdjsonIndexStream, createStoreBuilder, loadNdjson, type FhirReader } fr
 import { BranchError, branchOf, branchesOf, taskTypes, type Suite } from "../../env/tasks/index.ts";
 import { UsageError, parseOptions } from "./common.ts";
 import { exportFiles } from "./fhir.ts";
+import { writeFolderAtomic } from "../../env/util/index.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
@@ -109,32 +110,30 @@ export interface GenerateResult {
   unindexed: string[];
 }
 
-export async function generateToDir(out: string, opts: GenerateOptions): Promise<GenerateResult> {
+export async function generateToDir(out: string, opts: EhrGenerateOptions): Promise<GenerateResult> {
   const target = resolve(out);
-  const exists = checkOut(target);
+  checkOut(target);
   if (!existsSync(dirname(target))) throw new UsageError(`--out: parent directory of ${JSON.stringify(out)} does not exist`);
-  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
   // The generator only writes text: a worker thread parses it as it is written, as a load would,
   // and writes the index sidecars, so that loads of this export read those instead.
   const index = await NdjsonIndexStream.start();
   try {
-    const sink = new NdjsonSink(tmp, index);
-    let summary: GenerateSummary;
-    try {
-      summary = generateIntoBuilder(sink, opts);
-    } finally {
-      sink.close();
-    }
-    const t0 = performance.now();
-    const unindexed: string[] = [];
-    for (const [file, r] of [...(await index.close())].sort()) if ("skipped" in r) unindexed.push(`${basename(file)}: ${r.skipped}`);
-    const indexSeconds = (performance.now() - t0) / 1000;
-    if (exists) rmSync(target, { recursive: true, force: true });
-    renameSync(tmp, target);
-    return { summary, indexSeconds, unindexed };
+    return await writeFolderAtomic(target, async (tmp) => {
+      const sink = new NdjsonSink(tmp, index);
+      let summary: GenerateSummary;
+      try {
+        summary = generateIntoBuilder(sink, opts);
+      } finally {
+        sink.close();
+      }
+      const t0 = performance.now();
+      const unindexed: string[] = [];
+      for (const [file, r] of [...(await index.close())].sort()) if ("skipped" in r) unindexed.push(`${basename(file)}: ${r.skipped}`);
+      const indexSeconds = (performance.now() - t0) / 1000;
+      return { summary, indexSeconds, unindexed };
+    });
   } catch (err) {
     await index.abort();
-    rmSync(tmp, { recursive: true, force: true });
     if (err instanceof RangeError || err instanceof EhrInputError) throw new UsageError(err.message);
     throw err;
   }
@@ -143,7 +142,7 @@ export async function generateToDir(out: string, opts: GenerateOptions): Promise
 async function generateCommand(raw: Record<string, unknown>): Promise<void> {
   const o = parseOptions(GenerateFlags, raw);
   if (o.patientsFrom && o.patients !== undefined) throw new UsageError("--patients cannot be combined with --patients-from (the file is the population)");
-  const opts: GenerateOptions = { seed: o.seed ?? DEFAULT_SEED, onProgress: progressReporter(o.progress) };
+  const opts: EhrGenerateOptions = { seed: o.seed ?? DEFAULT_SEED, onProgress: progressReporter(o.progress) };
   const input = <T>(flag: string, read: () => T): T => {
     try {
       return read();

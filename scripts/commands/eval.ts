@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { loadReference, ReportInputError, writeReport, type ReferenceFile } from "../../rollout/index.ts";
 import { parseOptions, UsageError } from "./common.ts";
-import { writeFileAtomic } from "./atomic.ts";
+import { writeFileAtomic } from "../../env/util/index.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, runFlags, runItems } from "./run-episodes.ts";
 

@@ -1,6 +1,6 @@
 // `ehrgym fhir ...`: serve the embedded FHIR server, snapshot a live one, import and export NDJSON.
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { z } from "zod";
@@ -16,6 +16,7 @@ import {
   type FhirStore,
 } from "../../env/fhir/index.ts";
 import { UsageError, collect, parseOptions } from "./common.ts";
+import { writeFolderAtomic } from "../../env/util/index.ts";
 
 /** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
 const NON_TTY = { noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 5000 };
@@ -100,15 +101,7 @@ async function writeExport(store: FhirStore, out: string, force: boolean): Promi
     if (!statSync(target).isDirectory()) throw new UsageError(`--out: ${JSON.stringify(out)} exists and is not a directory`);
     if (readdirSync(target).length > 0 && !force) throw new UsageError(`--out: ${JSON.stringify(out)} is not empty (use --force to replace it)`);
   }
-  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
-  try {
-    await exportNdjson(store, tmp);
-    if (existsSync(target)) rmSync(target, { recursive: true, force: true });
-    renameSync(tmp, target);
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  await writeFolderAtomic(target, (tmp) => exportNdjson(store, tmp));
   const counts = store.countsByType();
   const summary = Object.entries(counts)
     .map(([t, n]) => `${t} ${n.toLocaleString("en-US")}`)

@@ -1,7 +1,7 @@
 // Runs a policy over (task, sample) keys for `eval` and `rollout`: Ctrl-C, the stop lines,
 // the summary, `<out>.meta.json`, the exit code.
 import type { Task } from "../../env/tasks/index.ts";
-import { Rng, hash32 } from "../../env/ehr/index.ts";
+import { Rng, hash32 } from "../../env/util/index.ts";
 import {
   EHRGYM_VERSION,
   formatSummary,
@@ -18,7 +18,7 @@ import {
   type RunResult,
 } from "../../rollout/index.ts";
 import { UsageError } from "./common.ts";
-import { writeFileAtomic } from "./atomic.ts";
+import { writeFileAtomic } from "../../env/util/index.ts";
 
 export interface Shard {
   index: number;

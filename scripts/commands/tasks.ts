@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
-import { writeFileAtomic } from "./atomic.ts";
+import { writeFileAtomic } from "../../env/util/index.ts";
 import { collect, parseOptions, UsageError } from "./common.ts";
 import { openStore } from "./fhir.ts";
 

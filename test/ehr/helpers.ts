@@ -1,9 +1,9 @@
 // Shared helpers of the env/ehr tests.
 import { createHash } from "node:crypto";
-import { generateIntoBuilder, type GenerateOptions, type GenerateSummary } from "../../env/ehr/index.ts";
+import { generateIntoBuilder, type EhrGenerateOptions, type GenerateSummary } from "../../env/ehr/index.ts";
 
 /** Generates into a sink that keeps only a sha256 of the texts (and optionally inspects each). */
-export function hashGeneration(opts: GenerateOptions, inspect?: (json: string) => void): { sha256: string; summary: GenerateSummary } {
+export function hashGeneration(opts: EhrGenerateOptions, inspect?: (json: string) => void): { sha256: string; summary: GenerateSummary } {
   const h = createHash("sha256");
   const summary = generateIntoBuilder(
     {

@@ -2,7 +2,7 @@
 // the MedAgentBench data: MRN ids, numeric ids for the rest, decimals kept as written ("5.0").
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mulberry32 as prng } from "../../env/tasks/index.ts";
+import { mulberry32 as prng } from "../../env/util/index.ts";
 
 export interface FixtureOptions {
   patients: number;

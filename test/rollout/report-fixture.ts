@@ -2,7 +2,8 @@
 // "model" run made from it by flipping rewards with a seeded PRNG and adding usage and latency.
 import { writeFileSync } from "node:fs";
 import { generateStore } from "../../env/ehr/index.ts";
-import { generateTasks, mulberry32 } from "../../env/tasks/index.ts";
+import { generateTasks } from "../../env/tasks/index.ts";
+import { mulberry32 } from "../../env/util/index.ts";
 import type { EpisodeRow } from "../../rollout/index.ts";
 import { envConfig, play } from "./world.ts";
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mulberry32 } from "../../env/tasks/index.ts";
+import { mulberry32 } from "../../env/util/index.ts";
 import { EpisodeRow } from "../../rollout/index.ts";
 import { startTeacherServer, type TeacherServer } from "../../rollout/teacher/index.ts";
 import { cli, cliAsync, EHR_FLAGS, finished, smallWorld } from "./rollout-fixture.ts";

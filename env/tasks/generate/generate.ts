@@ -6,10 +6,10 @@ import { defaultClock, gradingClock } from "../clock.ts";
 import { Task, type Suite } from "../task.ts";
 import { likeTemplates } from "./like.ts";
 import { demographics, type Demographics, patientMrns, type Split, splitOf } from "./population.ts";
-import { intBetween, pick, rngFor, shuffled, type Rng } from "./rng.ts";
+import { hash32, Rng } from "../../util/index.ts";
 import { fill, ownTemplate, SBAR_TEXTS, type Template } from "./wording.ts";
 
-export interface GenerateOptions {
+export interface TaskGenerateOptions {
   suite: Suite;
   /** Tasks per task type. */
   perType: number;
@@ -34,7 +34,7 @@ export const DEFAULT_SPLIT_FRACTIONS: readonly [number, number, number] = [0.8, 
 const NOT_FOUND = "Patient not found";
 
 /** The MRNs tasks may use after hold-out and split selection, sorted. */
-export function eligibleMrns(reader: FhirReader, opts: Pick<GenerateOptions, "mrns" | "excludeMrns" | "split" | "splitFractions">): string[] {
+export function eligibleMrns(reader: FhirReader, opts: Pick<TaskGenerateOptions, "mrns" | "excludeMrns" | "split" | "splitFractions">): string[] {
   const excluded = new Set(opts.excludeMrns ?? []);
   const fractions = opts.splitFractions ?? DEFAULT_SPLIT_FRACTIONS;
   const all = [...new Set(opts.mrns ?? patientMrns(reader))].sort();
@@ -42,8 +42,8 @@ export function eligibleMrns(reader: FhirReader, opts: Pick<GenerateOptions, "mr
 }
 
 function bloodPressure(rng: Rng): string {
-  const sys = intBetween(98, 168, rng);
-  const dia = intBetween(56, Math.min(104, sys - 25), rng);
+  const sys = rng.int(98, 168);
+  const dia = rng.int(56, Math.min(104, sys - 25));
   return `${sys}/${dia} mmHg`;
 }
 
@@ -52,11 +52,11 @@ function missingPerson(everyone: readonly Demographics[], rng: Rng): { name: str
   const dobs = new Set(everyone.map((d) => d.birthDate));
   const names = new Set(everyone.map((d) => `${d.given.toLowerCase()} ${d.family.toLowerCase()}`));
   for (let attempt = 0; attempt < 1000; attempt++) {
-    const a = pick(everyone, rng);
-    const b = pick(everyone, rng);
+    const a = rng.pick(everyone);
+    const b = rng.pick(everyone);
     const name = `${a.given} ${b.family}`;
-    const base = new Date(`${pick(everyone, rng).birthDate}T00:00:00Z`);
-    base.setUTCDate(base.getUTCDate() + intBetween(-400, 400, rng));
+    const base = new Date(`${rng.pick(everyone).birthDate}T00:00:00Z`);
+    base.setUTCDate(base.getUTCDate() + rng.int(-400, 400));
     const dob = base.toISOString().slice(0, 10);
     if (!dobs.has(dob) && !names.has(name.toLowerCase())) return { name, dob };
   }
@@ -68,7 +68,7 @@ function allocate(branches: readonly string[], total: number, rng: Rng): Map<str
   const out = new Map<string, number>();
   const base = Math.floor(total / branches.length);
   for (const b of branches) out.set(b, base);
-  for (const b of shuffled(branches, rng).slice(0, total - base * branches.length)) out.set(b, out.get(b)! + 1);
+  for (const b of rng.shuffle([...branches]).slice(0, total - base * branches.length)) out.set(b, out.get(b)! + 1);
   return out;
 }
 
@@ -105,7 +105,7 @@ function typeSlots(reader: FhirReader, suite: Suite, type: string, mrns: readonl
   );
   if (available.length === 0) return [];
   const shares = allocate(available, perType, rng);
-  const queues = new Map(available.map((b) => [b, shuffled(groups.get(b)!, rng)]));
+  const queues = new Map(available.map((b) => [b, rng.shuffle([...groups.get(b)!])]));
   const slots: Slot[] = [];
   // Interleave branches so any prefix of the list is balanced too.
   for (let round = 0; slots.length < perType; round++) {
@@ -120,7 +120,7 @@ function typeSlots(reader: FhirReader, suite: Suite, type: string, mrns: readonl
 }
 
 /** Generate `perType` tasks of every type of a suite on the reader's population. */
-export function generateTasks(reader: FhirReader, opts: GenerateOptions): Task[] {
+export function generateTasks(reader: FhirReader, opts: TaskGenerateOptions): Task[] {
   const seed = opts.seed ?? 1;
   const suite = opts.suite;
   if (!Number.isInteger(opts.perType) || opts.perType < 1) throw new Error(`perType must be a positive integer (got ${opts.perType})`);
@@ -132,19 +132,19 @@ export function generateTasks(reader: FhirReader, opts: GenerateOptions): Task[]
   const templates = opts.like ? likeTemplates(opts.like) : new Map<string, Template[]>();
   const tasks: Task[] = [];
   types.forEach((type, ti) => {
-    const rng = rngFor(seed, `${suite}/${type}`);
+    const rng = new Rng((hash32(`${suite}/${type}`) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0, "mulberry32");
     const slots = typeSlots(reader, suite, type, mrns, everyone, opts.perType, rng, opts.includeUnwinnable ?? false);
     const clock = defaultClock(suite, type);
     const pool = (templates.get(`${suite}/${type}`) ?? []).filter((t) => gradingClock(suite, fill(t, { clock }).context) === clock || suite === "mab-v1");
     slots.forEach((slot, i) => {
-      const tpl = pool.length ? pick(pool, rng) : ownTemplate(suite, type);
+      const tpl = pool.length ? rng.pick(pool) : ownTemplate(suite, type);
       const who = slot.mrn ? everyone.find((d) => d.mrn === slot.mrn) : undefined;
       const person = slot.person ?? (who ? { name: `${who.given} ${who.family}`, dob: who.birthDate } : undefined);
       const text = fill(tpl, {
         mrn: slot.mrn ?? "",
         clock,
         bp: bloodPressure(rng),
-        sbar: pick(SBAR_TEXTS, rng),
+        sbar: rng.pick(SBAR_TEXTS),
         name: person?.name ?? "",
         dob: person?.dob ?? "",
       });

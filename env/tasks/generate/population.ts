@@ -1,6 +1,6 @@
 // The patients tasks are generated on: MRN listing, hold-out, patient-disjoint splits, demographics.
 import type { FhirReader, FhirResource } from "../../fhir/index.ts";
-import { hash32 } from "./rng.ts";
+import { hash32 } from "../../util/index.ts";
 
 export type Split = "train" | "val" | "test";
 export const SPLITS: readonly Split[] = ["train", "val", "test"];

@@ -1,5 +1,6 @@
-// Seeded PRNG (sfc32) and sampling helpers. Everything random in the generator goes through
-// this so that the same seed gives byte-identical output on any machine.
+// Seeded PRNGs and sampling helpers. Everything random that must repeat (the EHR generator, task
+// generation, the stand-in teacher, rollout order) goes through this, so that the same seed gives
+// byte-identical output on any machine.
 
 /** 32-bit FNV-1a over the text, used to derive independent sub-seeds ("patient 17", "faker"). */
 export function hash32(text: string): number {
@@ -13,34 +14,21 @@ export function hash32(text: string): number {
 
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-export class Rng {
-  private a: number;
-  private b: number;
-  private c: number;
-  private d: number;
+/** The generators: sfc32 (the EHR generator, teacher, rollout order) and mulberry32 (task generation). */
+export type RngAlgorithm = "sfc32" | "mulberry32";
 
-  constructor(seed: number | string) {
+export class Rng {
+  /** The next uniform 32-bit unsigned integer. */
+  readonly next32: () => number;
+
+  constructor(seed: number | string, algorithm: RngAlgorithm = "sfc32") {
     const s = typeof seed === "number" ? seed >>> 0 : hash32(seed);
-    this.a = 0x9e3779b9;
-    this.b = 0x243f6a88;
-    this.c = 0xb7e15162;
-    this.d = s;
-    for (let i = 0; i < 15; i++) this.next32();
+    this.next32 = algorithm === "sfc32" ? sfc32(s) : mulberry32Bits(s);
   }
 
-  /** Derived generator for a named sub-stream: independent of how much the parent was used. */
+  /** Derived sfc32 generator for a named sub-stream: independent of how much the parent was used. */
   static derive(seed: number, label: string): Rng {
     return new Rng(hash32(`${seed >>> 0}:${label}`));
-  }
-
-  next32(): number {
-    const t = (((this.a + this.b) | 0) + this.d) | 0;
-    this.d = (this.d + 1) | 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) | 0;
-    this.c = (this.c << 21) | (this.c >>> 11);
-    this.c = (this.c + t) | 0;
-    return t >>> 0;
   }
 
   /** Uniform in [0, 1). */
@@ -93,4 +81,39 @@ export class Rng {
     for (let i = 0; i < length; i++) out += String(this.next32() % 10);
     return out;
   }
+}
+
+function sfc32(seed: number): () => number {
+  let a = 0x9e3779b9;
+  let b = 0x243f6a88;
+  let c = 0xb7e15162;
+  let d = seed;
+  const next = (): number => {
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return t >>> 0;
+  };
+  for (let i = 0; i < 15; i++) next();
+  return next;
+}
+
+function mulberry32Bits(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+/** A mulberry32 stream of uniform floats in [0, 1), for fixtures that want a plain function. */
+export function mulberry32(seed: number): () => number {
+  const rng = new Rng(seed, "mulberry32");
+  return () => rng.float();
 }

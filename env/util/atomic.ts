@@ -1,0 +1,68 @@
+// Whole or nothing on disk: a file is written beside its target and renamed over it; a folder is
+// filled beside its target and swapped in, the old one restored if the swap fails.
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+
+/** Writes `data` to `path` through a temp file and a rename. `durable` fsyncs the file and its folder
+ *  before returning (for journals a crash must not lose). */
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
+  const target = resolve(path);
+  mkdirSync(dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${process.pid}`;
+  try {
+    if (opts.durable) {
+      const fd = openSync(tmp, "w");
+      try {
+        writeFileSync(fd, data);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } else writeFileSync(tmp, data);
+    renameSync(tmp, target);
+  } catch (e) {
+    if (existsSync(tmp)) unlinkSync(tmp);
+    throw e;
+  }
+  if (opts.durable) {
+    const dir = openSync(dirname(target), "r");
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+  }
+}
+
+/** Puts the finished folder `tmp` at `target`. A folder cannot be renamed over a non-empty one: the
+ *  old one moves aside, the new one in, and the old one comes back if that fails. */
+export function swapFolder(tmp: string, target: string): void {
+  if (!existsSync(target)) {
+    renameSync(tmp, target);
+    return;
+  }
+  const old = join(dirname(target), `.${basename(target)}.old-${process.pid}`);
+  renameSync(target, old);
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    renameSync(old, target);
+    throw err;
+  }
+  rmSync(old, { recursive: true, force: true });
+}
+
+/** Fills a fresh temp folder beside `target` with `fill`, then swaps it in; on any error the temp
+ *  folder goes and `target` is left as it was. The parent folder must exist. */
+export async function writeFolderAtomic<T>(target: string, fill: (dir: string) => T | Promise<T>): Promise<T> {
+  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
+  chmodSync(tmp, 0o755); // mkdtemp makes it private; what the user asked to write is meant to be read
+  try {
+    const result = await fill(tmp);
+    swapFolder(tmp, target);
+    return result;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,3 @@
+// What several folders need once: the seeded PRNGs and the atomic file writes.
+export * from "./prng.ts";
+export * from "./atomic.ts";
