@@ -66,7 +66,7 @@ export function chosenIdOf(req: Request, given: string | undefined): string | un
   return id;
 }
 
-export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number }): Route[] {
+export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number; draining: () => boolean }): Route[] {
   const { registry, metrics, backend } = service;
   let schemaCache: Record<string, unknown> | undefined;
 
@@ -77,8 +77,11 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
       name: "GET /healthz",
       public: true,
       handle: () => ({
+        // 503 while draining: readiness fails, the pod leaves the Service, open episodes finish.
+        status: meta.draining() ? 503 : 200,
         value: {
-          ok: true,
+          ok: !meta.draining(),
+          draining: meta.draining(),
           replica_id: meta.replicaId,
           episodes_open: registry.open,
           episodes_retained: registry.retained,

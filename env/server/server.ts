@@ -33,6 +33,8 @@ export interface RewardServer {
   readonly registry: EpisodeRegistry;
   /** Resolves with the base URL, e.g. http://127.0.0.1:8000 */
   listen(port?: number, host?: string): Promise<string>;
+  /** Refuses new episodes (503, /healthz too) and waits until no episode is open, at most `timeoutMs`; true when all finished. */
+  drain(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -53,7 +55,7 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
   });
   metrics = new ServerMetrics(() => ({ open: registry.open, retained: registry.retained }));
   const service = new EpisodeService(options.backend, registry, metrics);
-  const routes: Route[] = buildRoutes(service, { replicaId, startedAt: Date.now() });
+  const routes: Route[] = buildRoutes(service, { replicaId, startedAt: Date.now(), draining: () => service.draining });
   routes.push(...openEnvRoutes(service, () => routes));
   const m = metrics;
   const handler = createHandler({
@@ -83,6 +85,15 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
           resolve(`http://${shownHost}:${addr.port}`);
         });
       });
+    },
+    async drain(timeoutMs) {
+      service.draining = true;
+      const deadline = Date.now() + timeoutMs;
+      while (registry.open > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, Math.min(100, deadline - Date.now())));
+        registry.sweep();
+      }
+      return registry.open === 0;
     },
     close() {
       closeSockets();

@@ -19,6 +19,8 @@ function settled(): void {}
 
 export class EpisodeService {
   private readonly tasksById: Map<string, Task>;
+  /** Set on shutdown: new episodes are refused with 503 `draining`. */
+  draining = false;
 
   constructor(
     readonly backend: ServerBackend,
@@ -37,6 +39,8 @@ export class EpisodeService {
 
   /** `request.episode_id`: the client's chosen id (409 while held), else one this replica makes. */
   async open(task: Task, request: Pick<CreateEpisodeRequest, "protocol" | "max_rounds" | "writes" | "episode_id">): Promise<OpenedEpisode> {
+    // While draining (shutdown), open episodes go on and new ones are refused, so a balancer moves on.
+    if (this.draining) throw new HttpError(503, "this replica is shutting down: open the episode on another one", undefined, { "Retry-After": "1" }, "draining");
     const id = this.registry.newId(request.episode_id);
     this.registry.ensureRoom();
     const env = this.backend.createEnv();

@@ -35,6 +35,7 @@ export const ServeOptions = z
     finishedTtl: z.coerce.number().min(0).default(DEFAULTS.finishedTtlMs / 1000),
     maxBody: intFlag(1024, 1024 ** 3).default(DEFAULTS.maxBodyBytes),
     token: z.string().min(1).optional(),
+    drainTimeout: z.coerce.number().min(0).max(3600).default(30),
     replicaId: z.string().regex(/^[A-Za-z0-9_.]+$/, "letters, digits, _ and . only").default(DEFAULTS.replicaId),
   })
   .strict();
@@ -98,7 +99,17 @@ export async function runServe(raw: unknown): Promise<void> {
   );
   // Machine-readable line for wrappers that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ url, replica_id: o.replicaId, tasks: tasks.length })}\n`);
-  await closeOnSignal(server);
+  // SIGTERM (Kubernetes stopping the pod): refuse new episodes, let open ones finish, then stop.
+  await closeOnSignal({
+    close: async () => {
+      if (o.drainTimeout > 0 && server.registry.open > 0) {
+        process.stderr.write(`draining ${server.registry.open} open episode(s), at most ${o.drainTimeout} s\n`);
+        const all = await server.drain(o.drainTimeout * 1000);
+        if (!all) process.stderr.write(`drain timed out: closing ${server.registry.open} open episode(s)\n`);
+      }
+      await server.close();
+    },
+  });
 }
 
 export function registerServe(program: Command): void {
@@ -124,6 +135,7 @@ export function registerServe(program: Command): void {
     .option("--finished-ttl <seconds>", "keep finished episodes for GET this long (0: until --idle-ttl)", String(DEFAULTS.finishedTtlMs / 1000))
     .option("--max-body <bytes>", "largest request body", String(DEFAULTS.maxBodyBytes))
     .option("--token <token>", "require Authorization: Bearer <token> (default: $EHRGYM_TOKEN)")
+    .option("--drain-timeout <seconds>", "on SIGTERM/SIGINT, refuse new episodes and wait this long for open ones to finish (0: stop at once)", "30")
     .option("--replica-id <id>", "episode id prefix for sticky routing across replicas", DEFAULTS.replicaId)
     .action(async (opts: Record<string, unknown>) => {
       await runServe(opts);

@@ -95,4 +95,22 @@ describe("routable episodes", () => {
     expect((await call(url, "GET", "/state?episode_id=oe-2")).json).toMatchObject({ episode_id: "oe-2", step_count: 0 });
     expect((await call(url, "POST", "/reset", { task_id: task.id, episode_id: "oe-2" })).status).toBe(409);
   });
+
+  it("drains on shutdown: refuses new episodes and turns /healthz 503, lets open ones finish, then resolves", async () => {
+    const { url, server } = await start("r0");
+    await call(url, "POST", "/v1/episodes", { task_id: task.id, episode_id: "open-1" });
+    let drained: boolean | undefined;
+    const draining = server.drain(60_000).then((all) => (drained = all));
+    expect((await call(url, "GET", "/healthz")).status).toBe(503);
+    expect(await call(url, "POST", "/v1/episodes", { task_id: task.id })).toMatchObject({ status: 503, json: { code: "draining" } });
+    expect(drained).toBeUndefined();
+    const fin = await call(url, "POST", "/v1/episodes/open-1/step", { action: `FINISH(${JSON.stringify(task.sol)})` });
+    expect(fin.json.reward).toBe(1);
+    await draining;
+    expect(drained).toBe(true);
+    // Bounded: an episode nobody finishes holds the drain only for its timeout.
+    const other = await start("r1");
+    await call(other.url, "POST", "/v1/episodes", { task_id: task.id });
+    expect(await other.server.drain(300)).toBe(false);
+  });
 });
