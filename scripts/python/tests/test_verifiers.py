@@ -1,4 +1,4 @@
-"""verifiers: `vf-eval ehrgym-verifiers` (the v1 API's eval command) plays ehrgym episodes with the
+"""verifiers: `vf-eval ehrgym-verifiers` (the v1 API's eval command, through the README's snippet) plays ehrgym episodes with the
 stand-in teacher as the model; the rewards it reports equal /v1/score of the same transcripts."""
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ def teacher(server: ChildServer, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 def test_vf_eval_rewards_equal_score(server: ChildServer, teacher: ChildServer, client: Client, tmp_path: Path) -> None:
-    vf_eval = str(Path(sys.executable).parent / "vf-eval")
-    env = {**os.environ, "EHRGYM_TOKEN": TOKEN, "STAND_IN_KEY": "unused"}
+    # The README's snippet, scripts/python/examples/verifiers_eval.sh, with this venv's vf-eval.
+    script = Path(__file__).resolve().parents[1] / "examples" / "verifiers_eval.sh"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "EHRGYM_TOKEN": TOKEN,
+           "EHRGYM_URL": server.url, "MODEL_URL": teacher.url, "MODEL": "ehrgym-stand-in", "MODEL_API_KEY": "unused"}
     run = subprocess.run(
-        [vf_eval, "ehrgym-verifiers", "--env.taskset.base-url", server.url, "--env.taskset.type", "task1",
-         "-m", "ehrgym-stand-in", "--client.base-url", teacher.url, "--client.api-key-var", "STAND_IN_KEY",
-         "-n", "4", "-r", "1", "-o", str(tmp_path), "--no-push"],
+        ["bash", str(script), "--env.taskset.type", "task1", "-n", "4", "-r", "1", "-o", str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
