@@ -35,6 +35,7 @@ export {
   type WrittenReport,
 } from "./report/index.ts";
 export { readRows, readEpisodeRows, readJsonLines, readRowHeads, rowHead, RowFileError, prepareAppend, JsonlAppender, type RowHead } from "./jsonl.ts";
+export { lockOutput, OutputLocked, type LockHolder, type OutputLock } from "./out-lock.ts";
 export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";
 export { EHRGYM_VERSION } from "./version.ts";

@@ -1,3 +1,5 @@
+import { mkdirSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { z } from "zod";
 
 /** A user error on the command line: printed without a stack, exit code 2. */
@@ -37,4 +39,32 @@ export function closeOnSignal(server: { close(): Promise<void> }): Promise<void>
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+}
+
+/** The one-line usage error for an output path the process cannot create or write. */
+export function unwritable(flag: string, path: string, err: unknown): UsageError | unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (typeof code !== "string" || !/^E[A-Z]+$/.test(code)) return err;
+  return new UsageError(`${flag} ${path}: cannot write there (${code}: ${(err as Error).message.replace(/^[A-Z]+: /, "").replace(/, \w+ '.*'$/, "")})`);
+}
+
+/**
+ * Checks an output file path before any work: not a directory, and its folder can be made.
+ * `inputs` are files the command reads: writing over one of them is refused.
+ */
+export function checkOutputFile(flag: string, path: string, inputs: readonly string[] = []): void {
+  const target = resolve(path);
+  for (const input of inputs) if (resolve(input) === target) throw new UsageError(`${flag} ${path}: it is also an input of this command; give another path`);
+  let isDir = false;
+  try {
+    isDir = statSync(target).isDirectory();
+  } catch {
+    // absent: created later
+  }
+  if (isDir) throw new UsageError(`${flag} ${path}: is a directory; give a file path`);
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+  } catch (err) {
+    throw unwritable(flag, path, err);
+  }
 }

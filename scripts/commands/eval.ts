@@ -4,10 +4,10 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { loadReference, ReportInputError, writeReport, type ReferenceFile } from "../../rollout/index.ts";
-import { parseOptions, UsageError } from "./common.ts";
+import { checkOutputFile, parseOptions, UsageError } from "./common.ts";
 import { writeFileAtomic } from "../../env/util/index.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
-import { checkOut, executeRun, runFlags, runItems } from "./run-episodes.ts";
+import { checkOut, executeRun, inputsOf, runFlags, runItems } from "./run-episodes.ts";
 
 export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
   .extend({
@@ -26,37 +26,43 @@ export type EvalOptions = z.infer<typeof EvalOptions>;
 
 export async function runEval(raw: unknown): Promise<number> {
   const o = parseOptions(EvalOptions, raw);
-  const existingHeads = await checkOut(o.out); // a corrupt --out is a usage error, found before any work
-  // Read before the run, which may take hours of a paid API: a bad --reference fails now, not after it.
-  const reference = o.reference === undefined ? undefined : readReference(o.reference, o.html);
-  const policy = o.policy === "openai" ? makeModelPolicy(o, 0) : makeExpertPolicy(o);
-  const store = await buildStore(o);
-  const { tasks, heldOut, source } = selectTasks(o, store);
-  if (heldOut) process.stderr.write(`${heldOut} tasks left out: their patients are in --exclude-mrns-from\n`);
-  const patients = patientSource(o);
-  const { code, summary } = await executeRun({
-    command: "eval",
-    existingHeads,
-    policy,
-    items: runItems(tasks, o.samples),
-    makeEnv: makeEnvFactory(store),
-    ...runFlags(o),
-    patients,
-    meta: { tasks: source, samples: o.samples },
-  });
-  if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);
-  if (o.html) {
-    try {
-      const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol, ...(reference ? { reference } : {}) });
-      process.stdout.write(`report: ${written.index}\n`);
-    } catch (err) {
-      if (err instanceof ReportInputError) throw new UsageError(`--html: ${err.message}`);
-      throw err;
+  const inputs = [...inputsOf(o), ...(o.reference ? [o.reference] : [])];
+  if (o.report) checkOutputFile("--report", o.report, [...inputs, o.out]);
+  const out = await checkOut(o.out, "eval", inputs); // locked, and a corrupt --out is a usage error, before any work
+  try {
+    // Read before the run, which may take hours of a paid API: a bad --reference fails now, not after it.
+    const reference = o.reference === undefined ? undefined : readReference(o.reference, o.html);
+    const policy = o.policy === "openai" ? makeModelPolicy(o, 0) : makeExpertPolicy(o);
+    const store = await buildStore(o);
+    const { tasks, heldOut, source } = selectTasks(o, store);
+    if (heldOut) process.stderr.write(`${heldOut} tasks left out: their patients are in --exclude-mrns-from\n`);
+    const patients = patientSource(o);
+    const { code, summary } = await executeRun({
+      command: "eval",
+      existingHeads: out.heads,
+      policy,
+      items: runItems(tasks, o.samples),
+      makeEnv: makeEnvFactory(store),
+      ...runFlags(o),
+      patients,
+      meta: { tasks: source, samples: o.samples },
+    });
+    if (o.report) writeFileAtomic(o.report, `${JSON.stringify(summary, null, 2)}\n`);
+    if (o.html) {
+      try {
+        const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol, ...(reference ? { reference } : {}) });
+        process.stdout.write(`report: ${written.index}\n`);
+      } catch (err) {
+        if (err instanceof ReportInputError) throw new UsageError(`--html: ${err.message}`);
+        throw err;
+      }
     }
+    if (code !== 0) return code;
+    if (o.failUnder !== undefined && summary.overall.rate * 100 < o.failUnder) return 1;
+    return 0;
+  } finally {
+    out.release();
   }
-  if (code !== 0) return code;
-  if (o.failUnder !== undefined && summary.overall.rate * 100 < o.failUnder) return 1;
-  return 0;
 }
 
 function readReference(nameOrPath: string, html: string | undefined): ReferenceFile {

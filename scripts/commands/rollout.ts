@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { parseOptions, UsageError } from "./common.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
-import { checkOut, executeRun, runFlags, runItems, type Shard } from "./run-episodes.ts";
+import { checkOut, executeRun, inputsOf, runFlags, runItems, type Shard } from "./run-episodes.ts";
 
 const ShardFlag = z
   .string()
@@ -46,42 +46,46 @@ function shardOf(o: RolloutOptions): Shard | undefined {
 export async function runRollout(raw: unknown): Promise<number> {
   const o = parseOptions(RolloutOptions, raw);
   const shard = shardOf(o);
-  const existingHeads = await checkOut(o.out);
-  const policy = makeModelPolicy(o, 0.7);
-  const store = await buildStore(o);
-  // Training data: generated tasks come from the train split of patients unless told otherwise.
-  const setup = o.tasks || o.split ? o : { ...o, split: "train" as const };
-  const { tasks, heldOut, source } = selectTasks(setup, store);
-  if (heldOut)
-    process.stderr.write(`refused ${heldOut} task(s) whose patient is in --exclude-mrns-from: evaluation patients must never become training data\n`);
-  const items = runItems(tasks, o.samples, { shuffleSeed: o.orderSeed ?? o.seed ?? 1, ...(shard ? { shard } : {}) });
-  if (items.length === 0) throw new UsageError(`shard ${shard?.index}/${shard?.count} holds no keys of the ${tasks.length} tasks`);
-  process.stderr.write(
-    `rollout: ${tasks.length} tasks x ${o.samples} sample(s)${shard ? `, shard ${shard.index}/${shard.count}: ${items.length} keys` : ""} -> ${o.out}\n`,
-  );
-  const patients = patientSource(o);
-  const { code } = await executeRun({
-    command: "rollout",
-    existingHeads,
-    policy,
-    items,
-    makeEnv: makeEnvFactory(store),
-    ...runFlags(o),
-    ...(o.targetCorrect !== undefined ? { targetCorrect: o.targetCorrect } : {}),
-    ...(o.maxEpisodes !== undefined ? { maxEpisodes: o.maxEpisodes } : {}),
-    ...(o.priceIn !== undefined ? { priceIn: o.priceIn } : {}),
-    ...(o.priceOut !== undefined ? { priceOut: o.priceOut } : {}),
-    patients,
-    meta: {
-      tasks: source,
-      samples: o.samples,
-      seed: o.seed ?? null,
-      ...(shard ? { shard } : {}),
-      ...(o.targetCorrect !== undefined ? { target_correct: o.targetCorrect } : {}),
-      ...(o.maxEpisodes !== undefined ? { max_episodes: o.maxEpisodes } : {}),
-    },
-  });
-  return code;
+  const out = await checkOut(o.out, "rollout", inputsOf(o));
+  try {
+    const policy = makeModelPolicy(o, 0.7);
+    const store = await buildStore(o);
+    // Training data: generated tasks come from the train split of patients unless told otherwise.
+    const setup = o.tasks || o.split ? o : { ...o, split: "train" as const };
+    const { tasks, heldOut, source } = selectTasks(setup, store);
+    if (heldOut)
+      process.stderr.write(`refused ${heldOut} task(s) whose patient is in --exclude-mrns-from: evaluation patients must never become training data\n`);
+    const items = runItems(tasks, o.samples, { shuffleSeed: o.orderSeed ?? o.seed ?? 1, ...(shard ? { shard } : {}) });
+    if (items.length === 0) throw new UsageError(`shard ${shard?.index}/${shard?.count} holds no keys of the ${tasks.length} tasks`);
+    process.stderr.write(
+      `rollout: ${tasks.length} tasks x ${o.samples} sample(s)${shard ? `, shard ${shard.index}/${shard.count}: ${items.length} keys` : ""} -> ${o.out}\n`,
+    );
+    const patients = patientSource(o);
+    const { code } = await executeRun({
+      command: "rollout",
+      existingHeads: out.heads,
+      policy,
+      items,
+      makeEnv: makeEnvFactory(store),
+      ...runFlags(o),
+      ...(o.targetCorrect !== undefined ? { targetCorrect: o.targetCorrect } : {}),
+      ...(o.maxEpisodes !== undefined ? { maxEpisodes: o.maxEpisodes } : {}),
+      ...(o.priceIn !== undefined ? { priceIn: o.priceIn } : {}),
+      ...(o.priceOut !== undefined ? { priceOut: o.priceOut } : {}),
+      patients,
+      meta: {
+        tasks: source,
+        samples: o.samples,
+        seed: o.seed ?? null,
+        ...(shard ? { shard } : {}),
+        ...(o.targetCorrect !== undefined ? { target_correct: o.targetCorrect } : {}),
+        ...(o.maxEpisodes !== undefined ? { max_episodes: o.maxEpisodes } : {}),
+      },
+    });
+    return code;
+  } finally {
+    out.release();
+  }
 }
 
 export function registerRollout(program: Command): void {

@@ -7,17 +7,20 @@ import {
   formatSummary,
   readRowHeads,
   rowKey,
+  lockOutput,
+  OutputLocked,
   RowFileError,
   runEpisodes,
   RunRefused,
   summarize,
   type EpisodeEnv,
+  type OutputLock,
   type Policy,
   type RunItem,
   type RowHead,
   type RunResult,
 } from "../../rollout/index.ts";
-import { UsageError } from "./common.ts";
+import { checkOutputFile, UsageError, unwritable } from "./common.ts";
 import { writeFileAtomic } from "../../env/util/index.ts";
 
 export interface Shard {
@@ -82,14 +85,57 @@ const commandLine = () => process.argv.slice(2).map((a) => (/^(sk-|hf_)/.test(a)
 
 const money = (x: number) => `$${x < 1 ? x.toFixed(4) : x.toFixed(2)}`;
 
-/** Reads `--out` once, before any work: a corrupt file is a usage error; its rows' heads go to executeRun. */
-export async function checkOut(path: string): Promise<RowHead[]> {
+/** The files a run reads (an output must not be one of them). */
+export function inputsOf(o: { tasks?: string | undefined; patientsFrom?: string | undefined; chartsFor: string[]; excludeMrnsFrom: string[] }): string[] {
+  return [o.tasks, o.patientsFrom, ...o.chartsFor, ...o.excludeMrnsFrom].filter((p): p is string => p !== undefined);
+}
+
+/** What checkOut found: the rows' heads for executeRun, and the lock to release when the run ends. */
+export interface CheckedOut {
+  heads: RowHead[];
+  release: () => void;
+}
+
+/**
+ * Before any work: takes `--out`'s one-writer lock (a second run on the file is refused naming the
+ * holder), then reads the file once (a corrupt file is a usage error) and reports duplicated keys.
+ */
+export async function checkOut(path: string, command: "eval" | "rollout", inputs: readonly string[]): Promise<CheckedOut> {
+  checkOutputFile("--out", path, inputs);
+  let lock: OutputLock;
   try {
-    return await readRowHeads(path);
+    lock = lockOutput(path, `ehrgym ${command}`);
   } catch (err) {
+    if (err instanceof OutputLocked) throw new UsageError(`--out: ${err.message}`);
+    throw unwritable("--out", path, err);
+  }
+  if (lock.replaced) process.stderr.write(`--out: took over the lock of pid ${lock.replaced.pid} (${lock.replaced.command}), which no longer runs\n`);
+  try {
+    const heads = await readRowHeads(path);
+    reportDuplicates(path, heads);
+    return { heads, release: lock.release };
+  } catch (err) {
+    lock.release();
     if (err instanceof RowFileError) throw new UsageError(`--out: ${err.message}`);
     throw err;
   }
+}
+
+/** One warning line when a key holds more than one row (two runs once wrote to the file at once). */
+function reportDuplicates(path: string, heads: RowHead[]): void {
+  const seen = new Set<string>();
+  let duplicated = 0;
+  let first: RowHead | undefined;
+  for (const h of heads) {
+    const key = rowKey(String(h.suite), String(h.task_id), typeof h.sample === "number" ? h.sample : 0);
+    if (!seen.has(key)) seen.add(key);
+    else if (duplicated++ === 0) first = h;
+  }
+  if (duplicated === 0) return;
+  process.stderr.write(
+    `warning: ${path} holds ${duplicated} duplicate row(s): ${heads.length} rows for ${seen.size} keys (first: ${String(first!.task_id)} sample ${String(first!.sample ?? 0)}); ` +
+      `resume skips those keys, summaries count every row\n`,
+  );
 }
 
 export async function executeRun(job: RunJob): Promise<{ result: RunResult; code: number; summary: ReturnType<typeof summarize> }> {
