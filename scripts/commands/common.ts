@@ -23,6 +23,9 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.in
   throw new UsageError(lines.join("\n"));
 }
 
+/** Help of `--no-cache` on every command that can run on the synthetic population. */
+export const NO_CACHE_HELP = "generate the synthetic population afresh (default: generated once into the cache folder, $EHRGYM_CACHE or ~/.cache/ehrgym)";
+
 /** Commander collects repeatable options through this. */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];

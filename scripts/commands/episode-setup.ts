@@ -9,7 +9,7 @@ import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_S
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
-import { collect, UsageError } from "./common.ts";
+import { collect, NO_CACHE_HELP, UsageError } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
 
@@ -32,6 +32,7 @@ export const SetupFlags = z.object({
   synthetic: z.boolean().optional(),
   seed: intFlag(0, 2 ** 31 - 1).optional(),
   patients: intFlag(1, 100_000).optional(),
+  cache: z.boolean().default(true),
   excludeMrnsFrom: z.array(existingFile).default([]),
   protocol: z.enum(["text", "tools"]).default("text"),
   maxRounds: intFlag(1, 1000).default(8),
@@ -85,6 +86,7 @@ export function addSetupOptions(cmd: Command, defaults: { perType: string }): Co
     .option("--synthetic", "generate the synthetic EHR (the default)")
     .option("--seed <n>", "synthetic population and task generator seed")
     .option("--patients <n>", "synthetic population size")
+    .option("--no-cache", NO_CACHE_HELP)
     .option("--exclude-mrns-from <file>", "never use patients of this task file or MRN list (repeatable)", collect, [])
     .option("--protocol <p>", "text | tools", "text")
     .option("--max-rounds <n>", "round limit per episode", "8")
@@ -145,7 +147,8 @@ export async function buildStore(o: SetupFlags): Promise<FhirStore> {
     throw new UsageError("--data cannot be combined with --synthetic, --patients-from, --seed or --patients");
   if (o.data) return openStore({ data: o.data });
   if (o.chartsFor.length && !o.patientsFrom) throw new UsageError("--charts-for needs --patients-from");
-  const chartsFor = o.chartsFor.length ? o.chartsFor : o.patientsFrom && o.tasks ? [o.tasks] : [];
+  if (!o.patientsFrom) return openStore({ synthetic: true, seed: o.seed, patients: o.patients, cache: o.cache });
+  const chartsFor = o.chartsFor.length ? o.chartsFor : o.tasks ? [o.tasks] : [];
   const t0 = performance.now();
   const { store } = generateStore({
     ...(o.seed !== undefined ? { seed: o.seed } : {}),

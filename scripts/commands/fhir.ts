@@ -15,7 +15,7 @@ import {
   startFhirHttpServer,
   type FhirStore,
 } from "../../env/fhir/index.ts";
-import { UsageError, collect, parseOptions } from "./common.ts";
+import { NO_CACHE_HELP, UsageError, collect, parseOptions } from "./common.ts";
 import { writeFolderAtomic } from "../../env/util/index.ts";
 
 /** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
@@ -32,11 +32,14 @@ const StoreSource = z.object({
   synthetic: z.boolean().optional(),
   seed: intFlag(0, 2 ** 31 - 1).optional(),
   patients: intFlag(1, 100_000).optional(),
+  /** false (`--no-cache`): generate the synthetic population afresh instead of loading it from the cache. */
+  cache: z.boolean().optional(),
 });
 type StoreSource = z.infer<typeof StoreSource>;
 
-function describeSource(o: StoreSource): string {
-  if (o.synthetic) return `synthetic population (seed ${o.seed ?? "default"}, ${o.patients ?? "default"} patients)`;
+function describeSource(o: StoreSource, cached?: string): string {
+  if (cached) return `the synthetic population cached in ${cached}`;
+  if (o.synthetic || (!o.data && !o.import?.length)) return `the synthetic population (seed ${o.seed ?? "default"}, ${o.patients ?? "default"} patients)`;
   return [...(o.data ? [o.data] : []), ...(o.import ?? [])].join(", ");
 }
 
@@ -57,12 +60,14 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
   if (!o.synthetic && (o.seed !== undefined || o.patients !== undefined)) throw new UsageError("--seed and --patients need --synthetic");
   const t0 = performance.now();
   let store: FhirStore;
-  if (o.synthetic || !fromFiles) {
+  let cached: string | undefined;
+  if ((o.synthetic || !fromFiles) && o.cache === false) {
     const { generateStore } = await import("../../env/ehr/index.ts");
     store = generateStore({ seed: o.seed, patients: o.patients });
   } else {
+    if (o.synthetic || !fromFiles) cached = await (await import("./population.ts")).cachedPopulation(o.seed, o.patients);
     const builder = createStoreBuilder();
-    const paths = [...(o.data ? exportFiles(o.data) : []), ...(o.import ?? [])];
+    const paths = cached ? exportFiles(cached) : [...(o.data ? exportFiles(o.data) : []), ...(o.import ?? [])];
     const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
     // Progress by bytes read (the loader reports characters; close enough for an ETA). Silent when stderr is not a TTY.
     const bar = new SingleBar(
@@ -90,7 +95,7 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
     }
     store = builder.build();
   }
-  process.stderr.write(`loaded ${store.size.toLocaleString("en-US")} resources from ${describeSource(o)} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`loaded ${store.size.toLocaleString("en-US")} resources from ${describeSource(o, cached)} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   return store;
 }
 
@@ -115,7 +120,8 @@ function addStoreFlags(cmd: Command): Command {
     .option("--data <dir>", "load an export folder (one NDJSON file per type, as written by `ehrgym fhir export`)")
     .option("--synthetic", "generate the synthetic EHR population (the default when no data is given)")
     .option("--seed <n>", "seed of the synthetic population")
-    .option("--patients <n>", "number of synthetic patients");
+    .option("--patients <n>", "number of synthetic patients")
+    .option("--no-cache", NO_CACHE_HELP);
 }
 
 export function registerFhir(program: Command): void {

@@ -7,7 +7,7 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { parseOptions, UsageError, closeOnSignal } from "./common.ts";
+import { NO_CACHE_HELP, parseOptions, UsageError, closeOnSignal } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -22,6 +22,7 @@ export const ServeOptions = z
     synthetic: z.boolean().optional(),
     seed: intFlag(0, 2 ** 31 - 1).optional(),
     patients: intFlag(1, 100_000).optional(),
+    cache: z.boolean().default(true),
     tasks: z.array(existingFile).optional(),
     suite: Suite.optional(),
     perType: intFlag(1, 100_000).default(10),
@@ -63,7 +64,7 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
   const token = o.token ?? process.env.EHRGYM_TOKEN;
   if (o.data && o.patients !== undefined) throw new UsageError("--patients needs the synthetic EHR (not --data)");
   // With --data, --seed only seeds the task generator.
-  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.seed, patients: o.patients });
+  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.seed, patients: o.patients, cache: o.cache });
   const tasks = selectTasks(o, store);
   const service = new FhirService(store, { baseUrl: o.apiBase });
   const config = new EnvConfig({
@@ -122,6 +123,7 @@ export function registerServe(program: Command): void {
     .option("--synthetic", "generate the synthetic EHR (the default)")
     .option("--seed <n>", "synthetic population / task seed")
     .option("--patients <n>", "synthetic population size")
+    .option("--no-cache", NO_CACHE_HELP)
     .option("--tasks <file>", "task file (repeatable); default: generated tasks of both suites", (v: string, p: string[] = []) => [...p, v])
     .option("--suite <suite>", "suite of --tasks when it cannot be detected, or the one suite to generate")
     .option("--per-type <n>", "generated tasks per type", "10")

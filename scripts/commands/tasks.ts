@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { writeFileAtomic } from "../../env/util/index.ts";
-import { collect, parseOptions, UsageError } from "./common.ts";
+import { collect, NO_CACHE_HELP, parseOptions, UsageError } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -35,6 +35,7 @@ export const GenerateTaskOptions = z
     like: z.array(existingFile).default([]),
     types: z.string().optional(),
     includeUnwinnable: z.boolean().default(false),
+    cache: z.boolean().default(true),
   })
   .strict();
 export type GenerateTaskOptions = z.infer<typeof GenerateTaskOptions>;
@@ -82,7 +83,7 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
   }
   const exclude = new Set(o.excludeMrnsFrom.flatMap(readMrns));
   const types = o.types?.split(",").map((t) => t.trim()).filter(Boolean);
-  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.ehrSeed, patients: o.patients });
+  const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.ehrSeed, patients: o.patients, cache: o.cache });
   const tasks: Task[] = [];
   const t0 = performance.now();
   for (const suite of suites) {
@@ -144,6 +145,7 @@ export function registerTasks(program: Command): void {
     .option("--synthetic", "use the synthetic EHR (default when --data is absent)")
     .option("--patients <n>", "synthetic population size")
     .option("--ehr-seed <n>", "synthetic EHR seed")
+    .option("--no-cache", NO_CACHE_HELP)
     .option("--exclude-mrns-from <file>", "hold out MRNs of a task file or an MRN list (repeatable)", collect, [])
     .option("--split <name>", "train | val | test: keep only patients of this split")
     .option("--split-fractions <a,b,c>", "train,val,test fractions (default 0.8,0.1,0.1)")

@@ -1,7 +1,9 @@
 // vitest global setup: the compiled CLI (dist/, what `npx ehrgym` runs) is rebuilt before the tests
-// when any source is newer than it, so tests of the `ehrgym` command never run stale JavaScript.
+// when any source is newer than it, so tests of the `ehrgym` command never run stale JavaScript; and
+// the tests' commands cache the synthetic population in a temp folder of this run, never the user's.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./shared.ts";
 
@@ -15,9 +17,13 @@ function newestSource(): number {
   return newest;
 }
 
-export default function setup(): void {
+export default function setup(): () => void {
+  const cache = mkdtempSync(join(tmpdir(), "ehrgym-test-cache-"));
+  process.env.EHRGYM_CACHE = cache;
+  const teardown = () => rmSync(cache, { recursive: true, force: true });
   const built = join(PROJECT_ROOT, "dist", "scripts", "cli.js");
-  if (existsSync(built) && statSync(built).mtimeMs >= newestSource()) return;
+  if (existsSync(built) && statSync(built).mtimeMs >= newestSource()) return teardown;
   const r = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts", "build.mjs")], { cwd: PROJECT_ROOT, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
+  return teardown;
 }
