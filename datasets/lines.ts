@@ -1,10 +1,11 @@
 // Lines of a (possibly huge) text file, streamed: memory holds one chunk and one line.
 import { createReadStream } from "node:fs";
+import { DatasetError } from "./manifest.ts";
 
 export interface LineBytes {
   /** The line's bytes, without the newline (a view of the read buffer: use it before the next line). */
   bytes: Buffer;
-  /** 1-based, counted from `start`. */
+  /** 1-based. */
   lineNo: number;
   /** Byte offset of the line in the file (its length is `bytes.length`). */
   offset: number;
@@ -14,30 +15,17 @@ export interface LineBytes {
 
 export interface Line {
   text: string;
-  /** 1-based, counted from `start`. */
+  /** 1-based. */
   lineNo: number;
-  /** Byte offset of the line in the file, and its length in bytes (without the newline). */
-  offset: number;
-  bytes: number;
-  /** Whether the line ended with a newline (a missing one on the last line may mean a torn write). */
-  terminated: boolean;
 }
 
-export interface ReadLinesOptions {
-  /** Byte range [start, end) to read; `start` must be a line start. */
-  start?: number;
-  end?: number;
-}
-
-/** The lines' bytes, not decoded: a line's text is left to the caller (a long one is costly to make, see rowline.ts). */
-export async function* readLineBytes(path: string, o: ReadLinesOptions = {}): AsyncGenerator<LineBytes> {
+/** The lines' bytes, not decoded (pass 1 of a build hashes them and keeps their offsets). */
+export async function* readLineBytes(path: string): AsyncGenerator<LineBytes> {
   let carry: Buffer[] = [];
   let lineNo = 0;
-  let lineStart = o.start ?? 0;
-  let pos = lineStart;
-  const range = { start: lineStart, ...(o.end !== undefined ? { end: o.end - 1 } : {}) };
-  if (o.end !== undefined && o.end <= lineStart) return;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...range }) as AsyncIterable<Buffer>) {
+  let lineStart = 0;
+  let pos = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);
@@ -54,9 +42,24 @@ export async function* readLineBytes(path: string, o: ReadLinesOptions = {}): As
   if (carry.length) yield { bytes: Buffer.concat(carry), lineNo: lineNo + 1, offset: lineStart, terminated: false };
 }
 
-export async function* readLines(path: string, o: ReadLinesOptions = {}): AsyncGenerator<Line> {
-  for await (const line of readLineBytes(path, o)) {
-    yield { text: line.terminated ? lineText(line.bytes) : line.bytes.toString("utf8"), lineNo: line.lineNo, offset: line.offset, bytes: line.bytes.length, terminated: line.terminated };
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A line's text (a trailing CR dropped), or undefined when its bytes are not UTF-8. */
+export function lineText(bytes: Buffer): string | undefined {
+  const end = bytes.length && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
+  try {
+    return utf8.decode(bytes.subarray(0, end));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The lines as text; a line that is not UTF-8 is an error naming file and line. */
+export async function* readLines(path: string): AsyncGenerator<Line> {
+  for await (const line of readLineBytes(path)) {
+    const text = lineText(line.bytes);
+    if (text === undefined) throw new DatasetError(`${path}:${line.lineNo}: not UTF-8 text (an invalid byte sequence: a corrupted or binary line)`);
+    yield { text, lineNo: line.lineNo };
   }
 }
 
@@ -67,10 +70,4 @@ export function isBlank(bytes: Buffer): boolean {
     return c >= 0x80 && bytes.toString("utf8").trim() === "";
   }
   return true;
-}
-
-/** Reads one line back by its offset and length (as readLines gave them), without the newline or a trailing CR. */
-export function lineText(buf: Buffer): string {
-  const end = buf.length && buf[buf.length - 1] === 13 ? buf.length - 1 : buf.length;
-  return buf.toString("utf8", 0, end);
 }

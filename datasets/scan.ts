@@ -6,7 +6,7 @@ import { EpisodeRow } from "../rollout/index.ts";
 import { invalidTurns, type Keep } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
-import { isBlank, readLineBytes } from "./lines.ts";
+import { isBlank, lineText, readLineBytes } from "./lines.ts";
 
 export interface Entry {
   id: string;
@@ -73,8 +73,6 @@ export interface ScanResult {
   excludedPatients: Set<string>;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 export async function scan(paths: readonly string[], filter: RowFilter): Promise<ScanResult> {
   const r: ScanResult = {
     entries: [],
@@ -109,10 +107,8 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
       }
       lines = line.lineNo;
       if (isBlank(line.bytes)) continue;
-      let text: string;
-      try {
-        text = utf8.decode(line.bytes);
-      } catch {
+      const text = lineText(line.bytes);
+      if (text === undefined) {
         bad(line.lineNo, "not UTF-8 text (an invalid byte sequence: a corrupted or binary line)");
         continue;
       }

@@ -11,7 +11,7 @@ import { openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
-import { MANIFEST, readManifest, type Manifest } from "./manifest.ts";
+import { DatasetError, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { TrlRow } from "./schema.ts";
 
 export interface ValidateResult {
@@ -179,21 +179,26 @@ export async function checkFiles(paths: readonly string[], keep: Keep): Promise<
   for (const path of paths) {
     const problems: string[] = [];
     let rows = 0;
-    for await (const line of readLines(path)) {
-      if (!line.text.trim()) continue;
-      rows++;
-      const where = `${path}:${line.lineNo}`;
-      let json: unknown;
-      try {
-        json = JSON.parse(line.text);
-      } catch {
-        problems.push(`${where}: not JSON`);
-        continue;
+    try {
+      for await (const line of readLines(path)) {
+        if (!line.text.trim()) continue;
+        rows++;
+        const where = `${path}:${line.lineNo}`;
+        let json: unknown;
+        try {
+          json = JSON.parse(line.text);
+        } catch {
+          problems.push(`${where}: not JSON`);
+          continue;
+        }
+        const trl = json !== null && typeof json === "object" && "task_id" in json;
+        for (const p of trl ? trlLineProblems(json, keep) : openAiLineProblems(json)) problems.push(`${where}: ${p}`);
       }
-      const trl = json !== null && typeof json === "object" && "task_id" in json;
-      for (const p of trl ? trlLineProblems(json, keep) : openAiLineProblems(json)) problems.push(`${where}: ${p}`);
+    } catch (err) {
+      if (!(err instanceof DatasetError)) throw err;
+      problems.push(err.message);
     }
-    if (!rows) problems.push(`${path}: no rows`);
+    if (!rows && !problems.length) problems.push(`${path}: no rows`);
     out.push({ path, rows, problems });
   }
   return out;

@@ -160,4 +160,13 @@ describe("dataset validate / check catch each case planted by hand", () => {
       expect(r.stderr, name).toMatch(expected);
     }
   });
+
+  it("a line whose bytes are not UTF-8: named by file and line", () => {
+    const good = readFileSync(join(clean, "openai", "train.jsonl"), "utf8").split("\n")[0]!;
+    const file = join(dir, "openai-bytes.jsonl");
+    writeFileSync(file, Buffer.concat([Buffer.from(`${good}\n`), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a])]));
+    const r = cli(["dataset", "check", file]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${file}:2: not UTF-8 text`);
+  });
 });

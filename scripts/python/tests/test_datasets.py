@@ -1,8 +1,8 @@
 """A dataset built by `ehrgym dataset build`, read by its real consumers: `datasets.load_dataset`
 (its one config, every split, the card's features, the JSONL's rows exactly) and chat templates rendered with transformers'
-`apply_chat_template` (the templates shipped in the installed `trl` package: Qwen2.5, Qwen3, Llama
-3.1 and TRL's training variants). No download: the rows come from the scripted expert on a small
-synthetic EHR, the tokenizer is made here."""
+`apply_chat_template`: Qwen2.5, Qwen3, Llama 3.1 and TRL's training variants of them, then every
+template shipped in the installed `trl` package that renders tool calls. No download: the rows come
+from the scripted expert on a small synthetic EHR, the tokenizer is made here."""
 
 from __future__ import annotations
 
@@ -107,6 +107,66 @@ def test_every_row_renders_and_every_tool_call_is_a_json_object(built: Path, nam
                 assert json.dumps(json.dumps(args, ensure_ascii=False)) not in text
     if not name.startswith("llama3"):
         assert calls > 10
+
+
+# trl's chat_templates/README.md: the R1-distill template drops `tool_calls` whenever `content` is set,
+# "so the template does not support tool calling".
+NO_TOOL_CALLING = {"deepseek_r1_distill.jinja", "deepseek_r1_distill_training.jinja"}
+
+
+def tool_templates() -> list[str]:
+    """Every template shipped in trl that renders `tool_calls` (the others drop them: no tool rows)."""
+    root = files("trl") / "chat_templates"
+    return sorted(p.name for p in root.iterdir() if p.name.endswith(".jinja") and "tool_calls" in p.read_text() and p.name not in NO_TOOL_CALLING)
+
+
+# DeepSeek-V3's template joins `arguments` to text with `+` (trl's training variant applies `tojson`
+# first, as transformers documents arguments to be a dict) and tests `message['content'] is none`,
+# which fails on a tool-call turn once transformers has dropped its None content: such templates get
+# the turn's content as "" and, when they join raw text, OpenAI's string form of the arguments.
+JOINS_TEXT = re.compile(r"\+ *tool\['function'\]\['arguments'\] *\+")
+CONTENT_IS_NONE = "['content'] is none"
+
+
+def adapted(messages: list[dict[str, Any]], joins_text: bool) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        m = dict(m)
+        if "tool_calls" in m:
+            m["content"] = m.get("content") or ""
+            if joins_text:
+                m["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.dumps(c["function"]["arguments"])}} for c in m["tool_calls"]]
+        out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("name", tool_templates())
+def test_every_tool_template_in_trl_renders_every_row_with_its_arguments(built: Path, name: str) -> None:
+    template = shipped(name)
+    tokenizer = tiny_tokenizer(template)
+    joins_text = bool(JOINS_TEXT.search(template))
+    rendered = 0
+    for row in jsonl_rows(built, "train") + jsonl_rows(built, "test"):
+        messages = adapted(row["messages"], joins_text) if CONTENT_IS_NONE in template else row["messages"]
+        try:
+            text = tokenizer.apply_chat_template(messages, tools=row["tools"], tokenize=False)
+        except Exception as err:
+            # Llama 3.1/3.2 take one tool call per turn and say so; nothing else may fail
+            assert "single tool-calls" in str(err) and any(len(m.get("tool_calls", [])) > 1 for m in row["messages"]), (name, row["id"], err)
+            continue
+        rendered += 1
+        for message in row["messages"]:
+            for call in message.get("tool_calls", []):
+                args = call["function"]["arguments"]
+                assert isinstance(args, dict)
+                if joins_text:
+                    assert json.dumps(args) in text, (name, row["id"])
+                    continue
+                # the arguments as one JSON object (tojson), or parameter by parameter (the
+                # template's own syntax), never as a quoted JSON string
+                assert json.dumps(args, ensure_ascii=False) in text or all(key in text for key in args), (name, row["id"], args)
+                assert json.dumps(json.dumps(args, ensure_ascii=False)) not in text and json.dumps(json.dumps(args)) not in text
+    assert rendered > 10
 
 
 def test_openai_format_keeps_string_arguments(built: Path) -> None:
