@@ -7,13 +7,9 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseTaskFile, TaskFileError } from "../env/tasks/index.ts";
+import { UserError } from "../env/util/index.ts";
 
-export class ExcludeFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ExcludeFileError";
-  }
-}
+export class ExcludeFileError extends UserError {}
 
 const MRN = /^[A-Za-z0-9\-.]{1,64}$/;
 

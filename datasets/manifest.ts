@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { UserError } from "../env/util/index.ts";
 
 export const MANIFEST = "manifest.json";
 const Sha = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in hex");
@@ -29,12 +30,7 @@ export const Manifest = z.strictObject({
 });
 export type Manifest = z.infer<typeof Manifest>;
 
-export class DatasetError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "DatasetError";
-  }
-}
+export class DatasetError extends UserError {}
 
 export function readManifest(dir: string): Manifest {
   const path = join(dir, MANIFEST);

@@ -6,15 +6,11 @@ import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { EpisodeRow } from "./row.ts";
+import { UserError } from "../env/util/index.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
 
-export class RowFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RowFileError";
-  }
-}
+export class RowFileError extends UserError {}
 
 /** Each complete line of the file, parsed, with its text and 1-based line number. A half-written last line is skipped. */
 export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number; text: string }> {

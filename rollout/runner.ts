@@ -8,6 +8,7 @@ import { JsonlAppender, readRowHeads, removeRows, rowHead, type RowHead } from "
 import { ModelError, RunAborted, type ModelStats } from "./model/index.ts";
 import { createProgress } from "./progress.ts";
 import { keyOf, rowKey, type EpisodeRow } from "./row.ts";
+import { StateError } from "../env/util/index.ts";
 
 export interface RunItem {
   task: Task;
@@ -66,12 +67,7 @@ export interface RunResult {
 }
 
 /** Refused before any work (mixing rows of another model or protocol into `out`). */
-export class RunRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RunRefused";
-  }
-}
+export class RunRefused extends StateError {}
 
 interface Existing {
   keys: Set<string>;

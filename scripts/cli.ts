@@ -1,7 +1,7 @@
 // The `ehrgym` command. Only the module of the command asked for is loaded (`ehrgym --help` loads
 // none), so a command starts in the time Node and its own imports take.
 import { Command, CommanderError } from "commander";
-import { UsageError } from "./commands/common.ts";
+import { StateError, UserError } from "../env/util/index.ts";
 
 type Register = (program: Command) => void;
 
@@ -82,7 +82,8 @@ try {
   if (err instanceof CommanderError) {
     process.exit(err.exitCode === 0 ? 0 : 2);
   }
-  if (err instanceof UsageError) {
+  // The user's mistake or a wrong state: one line, exit 2. Anything else is a fault: the stack, exit 1.
+  if (err instanceof UserError || err instanceof StateError) {
     process.stderr.write(`ehrgym: ${err.message}\n`);
     process.exit(2);
   }

@@ -1,15 +1,7 @@
-/** Calling reset/step in the wrong state (no episode, episode already ended): HTTP 409 territory. */
-export class EpisodeStateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "EpisodeStateError";
-  }
-}
+import { StateError, UserError } from "../util/index.ts";
 
-/** Bad reset options or agent turn (unknown task id, malformed message): HTTP 400 territory. */
-export class EnvInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "EnvInputError";
-  }
-}
+/** Calling reset/step in the wrong state (no episode, episode already ended). */
+export class EpisodeStateError extends StateError {}
+
+/** Bad reset options or agent turn (unknown task id, malformed message). */
+export class EnvInputError extends UserError {}

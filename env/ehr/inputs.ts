@@ -4,13 +4,9 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { FhirResource } from "../fhir/index.ts";
 import { at, CLOCK } from "./time.ts";
+import { UserError } from "../util/index.ts";
 
-export class EhrInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "EhrInputError";
-  }
-}
+export class EhrInputError extends UserError {}
 
 function read(path: string): string {
   try {

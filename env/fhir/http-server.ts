@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FhirError, type FhirRequest, type FhirResponse, type Overlay } from "./types.ts";
+import { httpStatusOf } from "../util/index.ts";
 
 export const FHIR_CONTENT_TYPE = "application/fhir+json;charset=utf-8";
 
@@ -266,6 +267,8 @@ function checkJsonBody(body: string): FhirResponse | undefined {
 
 function errorResponse(err: unknown): FhirResponse {
   if (err instanceof FhirError) return outcome(err.status, err.diagnostics);
+  const status = httpStatusOf(err);
+  if (status !== undefined) return outcome(status, (err as Error).message);
   const msg = err instanceof Error ? err.message : String(err);
   return outcome(500, `Internal server error: ${msg}`, "exception");
 }

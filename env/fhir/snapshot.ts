@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { stringifyCompact } from "./json.ts";
 import { RemoteFhir, RemoteFhirError, nextLink, type Bundle } from "./remote.ts";
-import { writeFileAtomic } from "../util/index.ts";
+import { writeFileAtomic, UserError } from "../util/index.ts";
 
 export const SNAPSHOT_STATE_FILE = ".snapshot-state.json";
 
@@ -68,9 +68,7 @@ const State = z.object({
 type State = z.infer<typeof State>;
 type TypeState = z.infer<typeof TypeState>;
 
-export class SnapshotError extends Error {
-  override name = "SnapshotError";
-}
+export class SnapshotError extends UserError {}
 
 const TYPE_NAME = /^[A-Z][A-Za-z]*$/;
 

@@ -1,17 +1,13 @@
 // Prompt templates with Python `str.format` semantics for the four text-protocol placeholders.
 import { readFileSync } from "node:fs";
 import { HARNESS_JSON_MAX_DEPTH, jsonDumps, jsonLoads, type Py } from "../python/index.ts";
+import { UserError } from "../util/index.ts";
 
 export const PLACEHOLDERS = ["api_base", "functions", "context", "question"] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 export type TemplatePart = { text: string } | { field: Placeholder };
 
-export class TemplateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "TemplateError";
-  }
-}
+export class TemplateError extends UserError {}
 
 /** Parses a template like Python's str.format: `{{`/`}}` are literal braces, `{name}` a field.
  *  Conversions, format specs, positional and unknown fields are rejected (str.format would fail). */

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { decodeBody, encodeBody, replyEncoding, requestEncoding, type Encoding } from "./codec.ts";
 import { badRequest, HttpError } from "./errors.ts";
+import { httpStatusOf } from "../util/index.ts";
 
 export interface Request {
   method: string;
@@ -157,7 +158,11 @@ class Exchange {
   }
 
   fail(err: unknown): void {
-    const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+    const status = httpStatusOf(err);
+    const e =
+      err instanceof HttpError ? err
+      : status !== undefined ? new HttpError(status, (err as Error).message)
+      : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
     const { body, contentType } = encodeBody({ error: e.message, ...(e.field ? { field: e.field } : {}), ...(e.code ? { code: e.code } : {}) }, this.reply);
     const headers = { ...e.headers };
     if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="ehrgym"';

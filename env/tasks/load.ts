@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { gradingClock } from "./clock.ts";
 import { Suite, Task, TaskType } from "./task.ts";
+import { UserError } from "../util/index.ts";
 
 /** One row of a task file: official rows carry id/instruction/context/eval_MRN(/sol); ehrgym rows carry every Task field. */
 const TaskRow = z.looseObject({
@@ -18,12 +19,7 @@ const TaskRow = z.looseObject({
 });
 type TaskRow = z.infer<typeof TaskRow>;
 
-export class TaskFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "TaskFileError";
-  }
-}
+export class TaskFileError extends UserError {}
 
 /** The task type an id names: "task5_12" -> "task5", "v2_task9_3" -> "v2_task9", "mab-v1/task5/7-3" -> "task5". */
 export function typeFromId(id: string): string | undefined {

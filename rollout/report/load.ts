@@ -2,11 +2,10 @@
 // file:line), one row per (suite, task_id, sample), one protocol per run unless one is chosen.
 import { readFileSync } from "node:fs";
 import { EpisodeRow, keyOf } from "../row.ts";
+import { UserError } from "../../env/util/index.ts";
 
 /** Input a report cannot be built from: one line for the user, exit code 2 at the CLI. */
-export class ReportInputError extends Error {
-  override name = "ReportInputError";
-}
+export class ReportInputError extends UserError {}
 
 export interface LoadedRun {
   name: string;

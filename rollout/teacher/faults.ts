@@ -1,6 +1,6 @@
 // Injected faults (`--faults 429:0.05,500:0.02,reset:0.01`): one seeded draw per chat request.
 import { z } from "zod";
-import { Rng } from "../../env/util/index.ts";
+import { Rng, UserError } from "../../env/util/index.ts";
 
 export const FAULT_KINDS = ["429", "500", "reset", "slow", "empty", "nochoices", "truncated", "html", "badargs", "context"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -11,9 +11,7 @@ export const FaultRatesSchema = z
   .partialRecord(z.enum(FAULT_KINDS), Probability)
   .refine((r) => Object.values(r).reduce((s, p) => s + (p ?? 0), 0) <= 1, { message: "the fault probabilities add up to more than 1" });
 
-export class FaultSpecError extends Error {
-  override name = "FaultSpecError";
-}
+export class FaultSpecError extends UserError {}
 
 /** "429:0.05,500:0.02,reset:0.01" -> {429: 0.05, 500: 0.02, reset: 0.01}. */
 export function parseFaults(spec: string): FaultRates {

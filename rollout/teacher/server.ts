@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { loadTokenizer } from "./usage.ts";
-import { Rng } from "../../env/util/index.ts";
+import { httpStatusOf, Rng } from "../../env/util/index.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
@@ -193,7 +193,11 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
       }
       throw new ApiError(404, `no route ${req.method} ${path}: the ehrgym stand-in serves GET /v1/models and POST /v1/chat/completions`, "invalid_request_error", "not_found");
     } catch (e) {
-      const err = e instanceof ApiError ? e : new ApiError(500, `ehrgym stand-in internal error: ${e instanceof Error ? e.message : String(e)}`, "server_error", null);
+      const status = httpStatusOf(e);
+      const err =
+        e instanceof ApiError ? e
+        : status !== undefined ? new ApiError(status, (e as Error).message, "invalid_request_error", null)
+        : new ApiError(500, `ehrgym stand-in internal error: ${e instanceof Error ? e.message : String(e)}`, "server_error", null);
       send(res, requestId, { status: err.status, body: err.body(), headers: err.headers }, arrived + delay());
     }
   };

@@ -1,14 +1,7 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-
-/** A user error on the command line: printed without a stack, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+import { UserError } from "../../env/util/index.ts";
 
 /** Parse commander's option object with a zod schema; errors name the flag and the value given. */
 export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
@@ -20,7 +13,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.in
     const given = key && raw && typeof raw === "object" ? (raw as Record<string, unknown>)[String(issue.path[0])] : undefined;
     return `${flag}: ${issue.message}${given !== undefined ? ` (got ${JSON.stringify(given)})` : ""}`;
   });
-  throw new UsageError(lines.join("\n"));
+  throw new UserError(lines.join("\n"));
 }
 
 /** Help of `--no-cache` on every command that can run on the synthetic population. */
@@ -45,10 +38,10 @@ export function closeOnSignal(server: { close(): Promise<void> }): Promise<void>
 }
 
 /** The one-line usage error for an output path the process cannot create or write. */
-export function unwritable(flag: string, path: string, err: unknown): UsageError | unknown {
+export function unwritable(flag: string, path: string, err: unknown): UserError | unknown {
   const code = (err as NodeJS.ErrnoException)?.code;
   if (typeof code !== "string" || !/^E[A-Z]+$/.test(code)) return err;
-  return new UsageError(`${flag} ${path}: cannot write there (${code}: ${(err as Error).message.replace(/^[A-Z]+: /, "").replace(/, \w+ '.*'$/, "")})`);
+  return new UserError(`${flag} ${path}: cannot write there (${code}: ${(err as Error).message.replace(/^[A-Z]+: /, "").replace(/, \w+ '.*'$/, "")})`);
 }
 
 /**
@@ -57,14 +50,14 @@ export function unwritable(flag: string, path: string, err: unknown): UsageError
  */
 export function checkOutputFile(flag: string, path: string, inputs: readonly string[] = []): void {
   const target = resolve(path);
-  for (const input of inputs) if (resolve(input) === target) throw new UsageError(`${flag} ${path}: it is also an input of this command; give another path`);
+  for (const input of inputs) if (resolve(input) === target) throw new UserError(`${flag} ${path}: it is also an input of this command; give another path`);
   let isDir = false;
   try {
     isDir = statSync(target).isDirectory();
   } catch {
     // absent: created later
   }
-  if (isDir) throw new UsageError(`${flag} ${path}: is a directory; give a file path`);
+  if (isDir) throw new UserError(`${flag} ${path}: is a directory; give a file path`);
   try {
     mkdirSync(dirname(target), { recursive: true });
   } catch (err) {

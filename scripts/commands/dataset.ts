@@ -8,7 +8,8 @@ import type { Format } from "../../datasets/index.ts";
 // datasets pulls in apache-arrow, @huggingface/hub and yaml: loaded when a dataset command runs,
 // so every other ehrgym command starts as fast as before.
 const lib = () => import("../../datasets/index.ts");
-import { parseOptions, UsageError } from "./common.ts";
+import { parseOptions } from "./common.ts";
+import { UserError } from "../../env/util/index.ts";
 
 const existingFile = z.string().superRefine((p, ctx) => {
   if (!existsSync(p)) ctx.addIssue({ code: "custom", message: "no such file" });
@@ -45,13 +46,13 @@ const DEFAULT_NAMES: Record<number, string[]> = { 1: ["train"], 2: ["train", "te
 
 function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: number }[] {
   const names = o.splits ?? (o.splitFractions ? DEFAULT_NAMES[o.splitFractions.length] : DEFAULT_NAMES[3]);
-  if (!names) throw new UsageError(`--split-fractions: give --splits with ${o.splitFractions!.length} names`);
-  if (new Set(names).size !== names.length) throw new UsageError(`--splits: a split name appears twice (got ${names.join(",")})`);
+  if (!names) throw new UserError(`--split-fractions: give --splits with ${o.splitFractions!.length} names`);
+  if (new Set(names).size !== names.length) throw new UserError(`--splits: a split name appears twice (got ${names.join(",")})`);
   const fractions = o.splitFractions ?? (names.length === 1 ? [1] : names.length === 3 && !o.splits ? [0.9, 0.05, 0.05] : undefined);
-  if (!fractions) throw new UsageError(`--splits: give --split-fractions for the ${names.length} splits ${names.join(",")}`);
-  if (fractions.length !== names.length) throw new UsageError(`--split-fractions: ${fractions.length} fractions for ${names.length} splits (${names.join(",")})`);
+  if (!fractions) throw new UserError(`--splits: give --split-fractions for the ${names.length} splits ${names.join(",")}`);
+  if (fractions.length !== names.length) throw new UserError(`--split-fractions: ${fractions.length} fractions for ${names.length} splits (${names.join(",")})`);
   const sum = fractions.reduce((a: number, b: number) => a + b, 0);
-  if (Math.abs(sum - 1) > 1e-6) throw new UsageError(`--split-fractions: the fractions add up to ${sum}, not 1`);
+  if (Math.abs(sum - 1) > 1e-6) throw new UserError(`--split-fractions: the fractions add up to ${sum}, not 1`);
   return names.map((name, i) => ({ name, fraction: fractions[i]! }));
 }
 
@@ -59,7 +60,7 @@ async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
   const { buildDataset } = await lib();
   const splits = splitSpecs(o);
-  if (!o.format.includes("trl")) throw new UsageError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
+  if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
   try {
     const r = await buildDataset({
       inputs: o.from,
@@ -96,7 +97,7 @@ async function buildOrValidateFailed(err: unknown): Promise<number> {
     process.stderr.write(`ehrgym: ${err.message}\n`);
     return 1;
   }
-  if (err instanceof ExcludeFileError) throw new UsageError(`--exclude-mrns-from: ${err.message}`);
+  if (err instanceof ExcludeFileError) throw new UserError(`--exclude-mrns-from: ${err.message}`);
   throw err;
 }
 
@@ -119,14 +120,9 @@ async function runCheck(raw: unknown): Promise<number> {
 
 async function runInspect(raw: unknown): Promise<number> {
   const o = parseOptions(InspectFlags, raw);
-  const { inspectDataset, DatasetError } = await lib();
-  try {
-    process.stdout.write(`${await inspectDataset(o.dir, o.row !== undefined ? { row: o.row } : {})}\n`);
-    return 0;
-  } catch (err) {
-    if (err instanceof DatasetError) throw new UsageError(err.message);
-    throw err;
-  }
+  const { inspectDataset } = await lib();
+  process.stdout.write(`${await inspectDataset(o.dir, o.row !== undefined ? { row: o.row } : {})}\n`);
+  return 0;
 }
 
 async function runValidate(raw: unknown): Promise<number> {
@@ -181,7 +177,7 @@ async function runPush(raw: unknown): Promise<number> {
     return 0;
   }
   const found = findToken(process.env, o.tokenEnv);
-  if (!found) throw new UsageError(`no Hugging Face token: set ${o.tokenEnv} (or name another variable with --token-env), or run \`huggingface-cli login\``);
+  if (!found) throw new UserError(`no Hugging Face token: set ${o.tokenEnv} (or name another variable with --token-env), or run \`huggingface-cli login\``);
   try {
     const r = await pushDataset({
       dir: o.dir,

@@ -18,9 +18,9 @@ import {
 } from "../../env/ehr/index.ts";
 import { NdjsonIndexStream, createStoreBuilder, loadNdjson, type FhirReader } from "../../env/fhir/index.ts";
 import { BranchError, branchOf, branchesOf, taskTypes, type Suite } from "../../env/tasks/index.ts";
-import { UsageError, parseOptions } from "./common.ts";
+import { parseOptions } from "./common.ts";
 import { exportFiles } from "./fhir.ts";
-import { writeFolderAtomic } from "../../env/util/index.ts";
+import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
@@ -96,9 +96,9 @@ function progressReporter(enabled: boolean): ((done: number, total: number) => v
 /** Refuse an output dir with content other than a previous export; returns whether it exists. */
 function checkOut(target: string, flag = "--out"): boolean {
   if (!existsSync(target)) return false;
-  if (!statSync(target).isDirectory()) throw new UsageError(`${flag}: ${JSON.stringify(target)} exists and is not a directory`);
+  if (!statSync(target).isDirectory()) throw new UserError(`${flag}: ${JSON.stringify(target)} exists and is not a directory`);
   const other = readdirSync(target).filter((f) => !EXPORT_FILE.test(f));
-  if (other.length) throw new UsageError(`${flag}: ${JSON.stringify(target)} is not empty and holds other files (${other.slice(0, 3).join(", ")}); choose a new or empty directory`);
+  if (other.length) throw new UserError(`${flag}: ${JSON.stringify(target)} is not empty and holds other files (${other.slice(0, 3).join(", ")}); choose a new or empty directory`);
   return true;
 }
 
@@ -113,7 +113,7 @@ export interface GenerateResult {
 export async function generateToDir(out: string, opts: EhrGenerateOptions): Promise<GenerateResult> {
   const target = resolve(out);
   checkOut(target);
-  if (!existsSync(dirname(target))) throw new UsageError(`--out: parent directory of ${JSON.stringify(out)} does not exist`);
+  if (!existsSync(dirname(target))) throw new UserError(`--out: parent directory of ${JSON.stringify(out)} does not exist`);
   // The generator only writes text: a worker thread parses it as it is written, as a load would,
   // and writes the index sidecars, so that loads of this export read those instead.
   const index = await NdjsonIndexStream.start();
@@ -134,20 +134,20 @@ export async function generateToDir(out: string, opts: EhrGenerateOptions): Prom
     });
   } catch (err) {
     await index.abort();
-    if (err instanceof RangeError || err instanceof EhrInputError) throw new UsageError(err.message);
+    if (err instanceof RangeError) throw new UserError(err.message);
     throw err;
   }
 }
 
 async function generateCommand(raw: Record<string, unknown>): Promise<void> {
   const o = parseOptions(GenerateFlags, raw);
-  if (o.patientsFrom && o.patients !== undefined) throw new UsageError("--patients cannot be combined with --patients-from (the file is the population)");
+  if (o.patientsFrom && o.patients !== undefined) throw new UserError("--patients cannot be combined with --patients-from (the file is the population)");
   const opts: EhrGenerateOptions = { seed: o.seed ?? DEFAULT_SEED, onProgress: progressReporter(o.progress) };
   const input = <T>(flag: string, read: () => T): T => {
     try {
       return read();
     } catch (err) {
-      throw err instanceof EhrInputError ? new UsageError(`${flag}: ${err.message}`) : err;
+      throw err instanceof EhrInputError ? new UserError(`${flag}: ${err.message}`) : err;
     }
   };
   if (o.patientsFrom) opts.patientsFrom = input("--patients-from", () => readPatientsNdjson(o.patientsFrom!));

@@ -9,9 +9,10 @@ import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_S
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
-import { collect, NO_CACHE_HELP, UsageError } from "./common.ts";
+import { collect, NO_CACHE_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
+import { UserError } from "../../env/util/index.ts";
 
 export const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 export const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -124,12 +125,12 @@ function readPatients(path: string): FhirResource[] {
       try {
         r = JSON.parse(line);
       } catch {
-        throw new UsageError(`--patients-from: ${path}:${i + 1} is not JSON`);
+        throw new UserError(`--patients-from: ${path}:${i + 1} is not JSON`);
       }
-      if (!r || typeof r !== "object" || (r as FhirResource).resourceType !== "Patient") throw new UsageError(`--patients-from: ${path}:${i + 1} is not a Patient resource`);
+      if (!r || typeof r !== "object" || (r as FhirResource).resourceType !== "Patient") throw new UserError(`--patients-from: ${path}:${i + 1} is not a Patient resource`);
       out.push(r as FhirResource);
     });
-  if (out.length === 0) throw new UsageError(`--patients-from: no Patient resources in ${path}`);
+  if (out.length === 0) throw new UserError(`--patients-from: no Patient resources in ${path}`);
   return out;
 }
 
@@ -137,16 +138,16 @@ function loadTasks(path: string, suite: Suite | undefined): Task[] {
   try {
     return loadTaskFile(path, suite ? { suite } : {});
   } catch (err) {
-    if (err instanceof TaskFileError) throw new UsageError(`--tasks: ${err.message}`);
+    if (err instanceof TaskFileError) throw new UserError(`--tasks: ${err.message}`);
     throw err;
   }
 }
 
 export async function buildStore(o: SetupFlags): Promise<FhirStore> {
   if (o.data && (o.patientsFrom || o.seed !== undefined || o.patients !== undefined || o.synthetic))
-    throw new UsageError("--data cannot be combined with --synthetic, --patients-from, --seed or --patients");
+    throw new UserError("--data cannot be combined with --synthetic, --patients-from, --seed or --patients");
   if (o.data) return openStore({ data: o.data });
-  if (o.chartsFor.length && !o.patientsFrom) throw new UsageError("--charts-for needs --patients-from");
+  if (o.chartsFor.length && !o.patientsFrom) throw new UserError("--charts-for needs --patients-from");
   if (!o.patientsFrom) return openStore({ synthetic: true, seed: o.seed, patients: o.patients, cache: o.cache });
   const chartsFor = o.chartsFor.length ? o.chartsFor : o.tasks ? [o.tasks] : [];
   const t0 = performance.now();
@@ -200,7 +201,7 @@ export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
   }
   if (o.limit !== undefined) tasks = tasks.slice(0, o.limit);
   if (o.excludeMrnsFrom.length) source.exclude_mrns_from = o.excludeMrnsFrom.map((path) => ({ path, sha256: sha256(path) }));
-  if (tasks.length === 0) throw new UsageError(`no tasks selected (check --tasks, --types, --limit${heldOut ? `; ${heldOut} held out by --exclude-mrns-from` : ""})`);
+  if (tasks.length === 0) throw new UserError(`no tasks selected (check --tasks, --types, --limit${heldOut ? `; ${heldOut} held out by --exclude-mrns-from` : ""})`);
   return { tasks, heldOut, source };
 }
 
@@ -221,7 +222,7 @@ export function samplingOf(m: ModelFlags, defaultTemperature: number): Sampling 
 }
 
 export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Policy {
-  if (!m.model) throw new UsageError("--model: required with a model policy (the name the endpoint serves, e.g. gpt-4o-mini or Qwen/Qwen3-8B)");
+  if (!m.model) throw new UserError("--model: required with a model policy (the name the endpoint serves, e.g. gpt-4o-mini or Qwen/Qwen3-8B)");
   const baseURL = m.baseUrl ?? process.env.OPENAI_BASE_URL;
   return createModelPolicy({
     model: m.model,

@@ -4,8 +4,8 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { loadReference, ReportInputError, writeReport, type ReferenceFile } from "../../rollout/index.ts";
-import { checkOutputFile, parseOptions, UsageError } from "./common.ts";
-import { writeFileAtomic } from "../../env/util/index.ts";
+import { checkOutputFile, parseOptions } from "./common.ts";
+import { UserError, writeFileAtomic } from "../../env/util/index.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeExpertPolicy, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, inputsOf, runFlags, runItems } from "./run-episodes.ts";
 
@@ -53,7 +53,7 @@ export async function runEval(raw: unknown): Promise<number> {
         const written = await writeReport({ runs: [{ name: policy.name, path: o.out }], out: o.html, protocol: o.protocol, ...(reference ? { reference } : {}) });
         process.stdout.write(`report: ${written.index}\n`);
       } catch (err) {
-        if (err instanceof ReportInputError) throw new UsageError(`--html: ${err.message}`);
+        if (err instanceof ReportInputError) throw new UserError(`--html: ${err.message}`);
         throw err;
       }
     }
@@ -66,13 +66,8 @@ export async function runEval(raw: unknown): Promise<number> {
 }
 
 function readReference(nameOrPath: string, html: string | undefined): ReferenceFile {
-  if (html === undefined) throw new UsageError("--reference: it draws published figures on the --html report; give --html DIR too");
-  try {
-    return loadReference(nameOrPath);
-  } catch (err) {
-    if (err instanceof ReportInputError) throw new UsageError(err.message);
-    throw err;
-  }
+  if (html === undefined) throw new UserError("--reference: it draws published figures on the --html report; give --html DIR too");
+  return loadReference(nameOrPath);
 }
 
 export function registerEval(program: Command): void {

@@ -7,7 +7,6 @@ import { z } from "zod";
 import {
   FhirService,
   RemoteFhirError,
-  SnapshotError,
   createStoreBuilder,
   exportNdjson,
   loadNdjson,
@@ -15,8 +14,8 @@ import {
   startFhirHttpServer,
   type FhirStore,
 } from "../../env/fhir/index.ts";
-import { NO_CACHE_HELP, UsageError, collect, parseOptions } from "./common.ts";
-import { writeFolderAtomic } from "../../env/util/index.ts";
+import { NO_CACHE_HELP, collect, parseOptions } from "./common.ts";
+import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
 /** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
 const NON_TTY = { noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 5000 };
@@ -49,15 +48,15 @@ export function exportFiles(dir: string): string[] {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".ndjson"))
     .sort((a, b) => (a === "Patient.ndjson" ? -1 : b === "Patient.ndjson" ? 1 : a < b ? -1 : a > b ? 1 : 0));
-  if (files.length === 0) throw new UsageError(`--data: no .ndjson files in ${JSON.stringify(dir)}`);
+  if (files.length === 0) throw new UserError(`--data: no .ndjson files in ${JSON.stringify(dir)}`);
   return files.map((f) => join(dir, f));
 }
 
 /** Build the store a command asked for. Exactly one of --synthetic, or --data and/or --import. */
 export async function openStore(o: StoreSource): Promise<FhirStore> {
   const fromFiles = o.data !== undefined || (o.import?.length ?? 0) > 0;
-  if (o.synthetic && fromFiles) throw new UsageError("--synthetic cannot be combined with --data or --import");
-  if (!o.synthetic && (o.seed !== undefined || o.patients !== undefined)) throw new UsageError("--seed and --patients need --synthetic");
+  if (o.synthetic && fromFiles) throw new UserError("--synthetic cannot be combined with --data or --import");
+  if (!o.synthetic && (o.seed !== undefined || o.patients !== undefined)) throw new UserError("--seed and --patients need --synthetic");
   const t0 = performance.now();
   let store: FhirStore;
   let cached: string | undefined;
@@ -103,8 +102,8 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
 async function writeExport(store: FhirStore, out: string, force: boolean): Promise<void> {
   const target = resolve(out);
   if (existsSync(target)) {
-    if (!statSync(target).isDirectory()) throw new UsageError(`--out: ${JSON.stringify(out)} exists and is not a directory`);
-    if (readdirSync(target).length > 0 && !force) throw new UsageError(`--out: ${JSON.stringify(out)} is not empty (use --force to replace it)`);
+    if (!statSync(target).isDirectory()) throw new UserError(`--out: ${JSON.stringify(out)} exists and is not a directory`);
+    if (readdirSync(target).length > 0 && !force) throw new UserError(`--out: ${JSON.stringify(out)} is not empty (use --force to replace it)`);
   }
   await writeFolderAtomic(target, (tmp) => exportNdjson(store, tmp));
   const counts = store.countsByType();
@@ -157,8 +156,8 @@ export function registerFhir(program: Command): void {
       });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EADDRINUSE") throw new UsageError(`--port: ${o.port} is already in use on ${o.host}`);
-      if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new UsageError(`--host: cannot bind to ${JSON.stringify(o.host)}`);
+      if (code === "EADDRINUSE") throw new UserError(`--port: ${o.port} is already in use on ${o.host}`);
+      if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new UserError(`--host: cannot bind to ${JSON.stringify(o.host)}`);
       throw err;
     }
     process.stdout.write(`FHIR server listening at ${server.url}\n`);
@@ -195,7 +194,7 @@ export function registerFhir(program: Command): void {
         }),
         raw,
       );
-      if (existsSync(o.out) && !statSync(o.out).isDirectory()) throw new UsageError(`--out: ${JSON.stringify(o.out)} is not a directory`);
+      if (existsSync(o.out) && !statSync(o.out).isDirectory()) throw new UserError(`--out: ${JSON.stringify(o.out)} is not a directory`);
       const bar = o.progress
         ? new SingleBar(
             { format: "snapshot {type} |{bar}| {value}/{total} resources | {rate}/s | ETA {eta_formatted}", stream: process.stderr, hideCursor: false, ...NON_TTY },
@@ -239,7 +238,6 @@ export function registerFhir(program: Command): void {
         );
       } catch (err) {
         bar?.stop();
-        if (err instanceof SnapshotError) throw new UsageError(err.message);
         if (err instanceof RemoteFhirError) throw new Error(`snapshot failed: ${err.message} (re-run to resume)`);
         throw err;
       } finally {
@@ -271,7 +269,7 @@ export function registerFhir(program: Command): void {
       .option("--force", "replace a non-empty output folder"),
   ).action(async (raw: unknown) => {
     const o = parseOptions(StoreSource.extend({ out: z.string().min(1), force: z.boolean().default(false) }), raw);
-    if (!o.synthetic && !o.data && !o.import?.length) throw new UsageError("export needs --data DIR, --import FILE or --synthetic");
+    if (!o.synthetic && !o.data && !o.import?.length) throw new UserError("export needs --data DIR, --import FILE or --synthetic");
     const store = await openStore(o);
     await writeExport(store, o.out, o.force);
   });

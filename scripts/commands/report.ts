@@ -2,8 +2,9 @@
 import { basename, relative } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { ReportInputError, writeReport } from "../../rollout/index.ts";
-import { UsageError, parseOptions } from "./common.ts";
+import { writeReport } from "../../rollout/index.ts";
+import { parseOptions } from "./common.ts";
+import { UserError } from "../../env/util/index.ts";
 
 export const ReportOptions = z
   .object({
@@ -20,15 +21,9 @@ export const ReportOptions = z
 
 export async function runReport(raw: unknown): Promise<void> {
   const o = parseOptions(ReportOptions, raw);
-  if (o.names && o.names.length !== o.runs.length) throw new UsageError(`--names: ${o.names.length} names for ${o.runs.length} run files (got ${JSON.stringify(o.names.join(","))})`);
+  if (o.names && o.names.length !== o.runs.length) throw new UserError(`--names: ${o.names.length} names for ${o.runs.length} run files (got ${JSON.stringify(o.names.join(","))})`);
   const runs = o.runs.map((path, i) => ({ path, name: o.names?.[i] ?? basename(path).replace(/\.jsonl$/, "") }));
-  let written;
-  try {
-    written = await writeReport({ runs, out: o.out, ...(o.reference ? { reference: o.reference } : {}), ...(o.protocol ? { protocol: o.protocol } : {}) });
-  } catch (err) {
-    if (err instanceof ReportInputError) throw new UsageError(err.message);
-    throw err;
-  }
+  const written = await writeReport({ runs, out: o.out, ...(o.reference ? { reference: o.reference } : {}), ...(o.protocol ? { protocol: o.protocol } : {}) });
   const rel = (p: string) => {
     const r = relative(process.cwd(), p);
     return r.startsWith("..") ? p : r;

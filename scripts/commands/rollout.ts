@@ -2,7 +2,8 @@
 // tasks, keep every trajectory with its reward; resumable, shardable, stops at a target of correct ones.
 import type { Command } from "commander";
 import { z } from "zod";
-import { parseOptions, UsageError } from "./common.ts";
+import { UserError } from "../../env/util/index.ts";
+import { parseOptions } from "./common.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, inputsOf, runFlags, runItems, type Shard } from "./run-episodes.ts";
 
@@ -33,13 +34,13 @@ export const RolloutOptions = SetupFlags.extend(ModelFlags.shape)
 export type RolloutOptions = z.infer<typeof RolloutOptions>;
 
 function shardOf(o: RolloutOptions): Shard | undefined {
-  if (o.shard && o.shards) throw new UsageError("--shard K/N and --shards N cannot be combined");
+  if (o.shard && o.shards) throw new UserError("--shard K/N and --shards N cannot be combined");
   if (o.shard) return o.shard;
   if (!o.shards) return undefined;
   const raw = process.env.JOB_COMPLETION_INDEX;
   const index = Number(raw);
   if (raw === undefined || !Number.isInteger(index) || index < 0 || index >= o.shards)
-    throw new UsageError(`--shards ${o.shards}: JOB_COMPLETION_INDEX must be set to a shard index 0..${o.shards - 1} (got ${JSON.stringify(raw ?? null)})`);
+    throw new UserError(`--shards ${o.shards}: JOB_COMPLETION_INDEX must be set to a shard index 0..${o.shards - 1} (got ${JSON.stringify(raw ?? null)})`);
   return { index, count: o.shards };
 }
 
@@ -56,7 +57,7 @@ export async function runRollout(raw: unknown): Promise<number> {
     if (heldOut)
       process.stderr.write(`refused ${heldOut} task(s) whose patient is in --exclude-mrns-from: evaluation patients must never become training data\n`);
     const items = runItems(tasks, o.samples, { shuffleSeed: o.orderSeed ?? o.seed ?? 1, ...(shard ? { shard } : {}) });
-    if (items.length === 0) throw new UsageError(`shard ${shard?.index}/${shard?.count} holds no keys of the ${tasks.length} tasks`);
+    if (items.length === 0) throw new UserError(`shard ${shard?.index}/${shard?.count} holds no keys of the ${tasks.length} tasks`);
     process.stderr.write(
       `rollout: ${tasks.length} tasks x ${o.samples} sample(s)${shard ? `, shard ${shard.index}/${shard.count}: ${items.length} keys` : ""} -> ${o.out}\n`,
     );

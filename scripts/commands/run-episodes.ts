@@ -1,7 +1,7 @@
 // Runs a policy over (task, sample) keys for `eval` and `rollout`: Ctrl-C, the stop lines,
 // the summary, `<out>.meta.json`, the exit code.
 import type { Task } from "../../env/tasks/index.ts";
-import { Rng, hash32 } from "../../env/util/index.ts";
+import { hash32, Rng, UserError, writeFileAtomic } from "../../env/util/index.ts";
 import {
   EHRGYM_VERSION,
   formatSummary,
@@ -20,8 +20,7 @@ import {
   type RowHead,
   type RunResult,
 } from "../../rollout/index.ts";
-import { checkOutputFile, UsageError, unwritable } from "./common.ts";
-import { writeFileAtomic } from "../../env/util/index.ts";
+import { checkOutputFile, unwritable } from "./common.ts";
 
 export interface Shard {
   index: number;
@@ -106,7 +105,7 @@ export async function checkOut(path: string, command: "eval" | "rollout", inputs
   try {
     lock = lockOutput(path, `ehrgym ${command}`);
   } catch (err) {
-    if (err instanceof OutputLocked) throw new UsageError(`--out: ${err.message}`);
+    if (err instanceof OutputLocked) throw new UserError(`--out: ${err.message}`);
     throw unwritable("--out", path, err);
   }
   if (lock.replaced) process.stderr.write(`--out: took over the lock of pid ${lock.replaced.pid} (${lock.replaced.command}), which no longer runs\n`);
@@ -116,7 +115,7 @@ export async function checkOut(path: string, command: "eval" | "rollout", inputs
     return { heads, release: lock.release };
   } catch (err) {
     lock.release();
-    if (err instanceof RowFileError) throw new UsageError(`--out: ${err.message}`);
+    if (err instanceof RowFileError) throw new UserError(`--out: ${err.message}`);
     throw err;
   }
 }
@@ -171,7 +170,7 @@ export async function executeRun(job: RunJob): Promise<{ result: RunResult; code
       ...(job.maxEpisodes !== undefined ? { maxEpisodes: job.maxEpisodes } : {}),
     });
   } catch (err) {
-    if (err instanceof RunRefused) throw new UsageError(`--out: ${err.message}`);
+    if (err instanceof RunRefused) throw new UserError(`--out: ${err.message}`);
     throw err;
   } finally {
     process.off("SIGINT", onSigint);

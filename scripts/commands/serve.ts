@@ -7,8 +7,9 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { NO_CACHE_HELP, parseOptions, UsageError, closeOnSignal } from "./common.ts";
+import { NO_CACHE_HELP, parseOptions, closeOnSignal } from "./common.ts";
 import { openStore } from "./fhir.ts";
+import { UserError } from "../../env/util/index.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -50,19 +51,19 @@ function selectTasks(o: ServeOptions, store: FhirStore): Task[] {
       );
   const seen = new Set<string>();
   for (const t of tasks) {
-    if (seen.has(t.id)) throw new UsageError(`--tasks: task id ${JSON.stringify(t.id)} appears twice`);
+    if (seen.has(t.id)) throw new UserError(`--tasks: task id ${JSON.stringify(t.id)} appears twice`);
     seen.add(t.id);
   }
-  if (tasks.length === 0) throw new UsageError("--tasks: no tasks loaded");
+  if (tasks.length === 0) throw new UserError("--tasks: no tasks loaded");
   return tasks;
 }
 
 /** Loads the EHR and the tasks and builds the server (not listening yet). */
 export async function buildServer(raw: unknown): Promise<{ server: RewardServer; options: ServeOptions; tasks: Task[] }> {
   const o = parseOptions(ServeOptions, raw);
-  if (o.data && o.synthetic) throw new UsageError("--data and --synthetic are exclusive");
+  if (o.data && o.synthetic) throw new UserError("--data and --synthetic are exclusive");
   const token = o.token ?? process.env.EHRGYM_TOKEN;
-  if (o.data && o.patients !== undefined) throw new UsageError("--patients needs the synthetic EHR (not --data)");
+  if (o.data && o.patients !== undefined) throw new UserError("--patients needs the synthetic EHR (not --data)");
   // With --data, --seed only seeds the task generator.
   const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.seed, patients: o.patients, cache: o.cache });
   const tasks = selectTasks(o, store);
@@ -93,7 +94,7 @@ export async function runServe(raw: unknown): Promise<void> {
   try {
     url = await server.listen(o.port, o.host);
   } catch (err) {
-    throw new UsageError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
+    throw new UserError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
   }
   process.stderr.write(
     `ehrgym reward server on ${url} (replica ${o.replicaId}, ${tasks.length} tasks, ${o.token || process.env.EHRGYM_TOKEN ? "bearer token required" : "no token"}); Ctrl-C stops\n`,

@@ -3,8 +3,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
-import { writeFileAtomic } from "../../env/util/index.ts";
-import { collect, NO_CACHE_HELP, parseOptions, UsageError } from "./common.ts";
+import { UserError, writeFileAtomic } from "../../env/util/index.ts";
+import { collect, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
@@ -50,7 +50,7 @@ export function readMrns(path: string): string[] {
         .map((t) => t.eval_MRN)
         .filter((m): m is string => m !== undefined);
     } catch (e) {
-      if (e instanceof TaskFileError) throw new UsageError(`--exclude-mrns-from: ${e.message}`);
+      if (e instanceof TaskFileError) throw new UserError(`--exclude-mrns-from: ${e.message}`);
       throw e;
     }
   }
@@ -58,7 +58,7 @@ export function readMrns(path: string): string[] {
   text.split("\n").forEach((line, i) => {
     const s = line.replace(/#.*/, "").trim();
     if (!s) return;
-    if (!/^[A-Za-z0-9\-.]{1,64}$/.test(s)) throw new UsageError(`--exclude-mrns-from: ${path}:${i + 1}: not an MRN: ${JSON.stringify(s)}`);
+    if (!/^[A-Za-z0-9\-.]{1,64}$/.test(s)) throw new UserError(`--exclude-mrns-from: ${path}:${i + 1}: not an MRN: ${JSON.stringify(s)}`);
     mrns.push(s);
   });
   return mrns;
@@ -69,15 +69,15 @@ function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
 }
 
 export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
-  if (o.data && o.synthetic) throw new UsageError("--data cannot be combined with --synthetic");
-  if (o.data && (o.patients !== undefined || o.ehrSeed !== undefined)) throw new UsageError("--patients and --ehr-seed need --synthetic (not --data)");
+  if (o.data && o.synthetic) throw new UserError("--data cannot be combined with --synthetic");
+  if (o.data && (o.patients !== undefined || o.ehrSeed !== undefined)) throw new UserError("--patients and --ehr-seed need --synthetic (not --data)");
   const suites: Suite[] = o.suite === "all" ? ["mab-v1", "mab-v2"] : [o.suite];
   const like: Task[] = [];
   for (const f of o.like) {
     try {
       like.push(...loadTaskFile(f));
     } catch (e) {
-      if (e instanceof TaskFileError) throw new UsageError(`--like: ${e.message}`);
+      if (e instanceof TaskFileError) throw new UserError(`--like: ${e.message}`);
       throw e;
     }
   }
@@ -106,7 +106,7 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
     );
     process.stderr.write("\n");
   }
-  if (tasks.length === 0) throw new UsageError("no tasks could be generated (empty population after --exclude-mrns-from / --split?)");
+  if (tasks.length === 0) throw new UserError("no tasks could be generated (empty population after --exclude-mrns-from / --split?)");
   writeJsonlAtomic(o.out, tasks);
   process.stderr.write(`wrote ${tasks.length} tasks to ${o.out}\n`);
   return tasks;
@@ -160,14 +160,7 @@ export function registerTasks(program: Command): void {
     .description("counts per suite / type / branch of a task file")
     .argument("<file>", "task file (JSONL or an official JSON array)")
     .action((file: string) => {
-      if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`<file>: no such file: ${JSON.stringify(file)}`);
-      let list: Task[];
-      try {
-        list = loadTaskFile(file);
-      } catch (e) {
-        if (e instanceof TaskFileError) throw new UsageError(e.message);
-        throw e;
-      }
-      process.stdout.write(`${taskStats(list)}\n`);
+      if (!existsSync(file) || !statSync(file).isFile()) throw new UserError(`<file>: no such file: ${JSON.stringify(file)}`);
+      process.stdout.write(`${taskStats(loadTaskFile(file))}\n`);
     });
 }

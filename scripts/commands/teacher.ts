@@ -5,7 +5,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
-import { collect, parseOptions, UsageError, closeOnSignal } from "./common.ts";
+import { collect, parseOptions, closeOnSignal } from "./common.ts";
+import { UserError } from "../../env/util/index.ts";
 
 const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 
@@ -34,11 +35,11 @@ function loadTasks(o: TeacherServeOptions): Task[] {
     try {
       tasks.push(...loadTaskFile(file, o.suite ? { suite: o.suite } : {}));
     } catch (e) {
-      if (e instanceof TaskFileError) throw new UsageError(`--tasks: ${e.message}`);
+      if (e instanceof TaskFileError) throw new UserError(`--tasks: ${e.message}`);
       throw e;
     }
   }
-  if (tasks.length === 0) throw new UsageError(`--tasks: no tasks in ${o.tasks.join(", ")}`);
+  if (tasks.length === 0) throw new UserError(`--tasks: no tasks in ${o.tasks.join(", ")}`);
   return tasks;
 }
 
@@ -48,13 +49,13 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
   try {
     faults = parseFaults(o.faults);
   } catch (e) {
-    if (e instanceof FaultSpecError) throw new UsageError(`--faults: ${e.message} (got ${JSON.stringify(o.faults)})`);
+    if (e instanceof FaultSpecError) throw new UserError(`--faults: ${e.message} (got ${JSON.stringify(o.faults)})`);
     throw e;
   }
   let apiKey: string | undefined;
   if (o.apiKeyEnv !== undefined) {
     apiKey = process.env[o.apiKeyEnv];
-    if (!apiKey) throw new UsageError(`--api-key-env: the environment variable ${o.apiKeyEnv} is not set (or empty)`);
+    if (!apiKey) throw new UserError(`--api-key-env: the environment variable ${o.apiKeyEnv} is not set (or empty)`);
   }
   const tasks = loadTasks(o);
   let server: TeacherServer;
@@ -74,7 +75,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
       ...(apiKey ? { apiKey } : {}),
     });
   } catch (err) {
-    throw new UsageError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
+    throw new UserError(`--port: cannot listen on ${o.host}:${o.port} (${(err as Error).message})`);
   }
   const faultText = Object.entries(faults).map(([k, p]) => `${k}:${p}`).join(",") || "none";
   process.stderr.write(
