@@ -1,0 +1,42 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs an ES module in a child Node process at the project root, so `ehrgym/...` resolves through
+ *  the package's own `exports` (self-reference), the way a program that installed it would. */
+function runModule(code: string): string {
+  return execFileSync(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+describe("the package entries", () => {
+  it("resolves ehrgym, ehrgym/core, ehrgym/fhir, ehrgym/rollout and ehrgym/datasets by package name", () => {
+    const out = runModule(`
+      const names = {};
+      for (const entry of ["ehrgym", "ehrgym/core", "ehrgym/fhir", "ehrgym/rollout", "ehrgym/datasets"])
+        names[entry] = Object.keys(await import(entry));
+      console.log(JSON.stringify(names));
+    `);
+    const names = JSON.parse(out) as Record<string, string[]>;
+    expect(names["ehrgym"]).toEqual(expect.arrayContaining(["MedAgentEnv", "EnvConfig", "generateStore", "generateTasks"]));
+    expect(names["ehrgym/core"]).toEqual(expect.arrayContaining(["MedAgentEnv", "EnvConfig"]));
+    expect(names["ehrgym/fhir"]).toEqual(expect.arrayContaining(["createStoreBuilder", "FhirService"]));
+    expect(names["ehrgym/rollout"]).toContain("runEpisode");
+    expect(names["ehrgym/datasets"]).toContain("buildDataset");
+  });
+
+  it("runs the README's Library use imports as written", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Library use"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(code).toMatch(/from "ehrgym"/);
+    const out = runModule(`${code}\nconsole.log(typeof MedAgentEnv, typeof generateStore, typeof createStoreBuilder, typeof runEpisode, typeof buildDataset);`);
+    expect(out.trim()).toBe("function function function function function");
+  });
+
+  it("does not publish the internals: a deep import is refused", () => {
+    expect(() => runModule(`await import("ehrgym/env/util/index.ts");`)).toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
+  });
+});
