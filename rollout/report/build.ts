@@ -3,7 +3,7 @@
 import { summarize, type EvalSummary } from "../metrics.ts";
 import type { EpisodeRow } from "../row.ts";
 import { EHRGYM_VERSION } from "../version.ts";
-import { successByTypeChart, successOverallChart, statusChart, type Chart } from "./charts.ts";
+import { successByTypeCharts, successOverallChart, statusChart, type Chart } from "./charts.ts";
 import { compareRuns, taskKey, type Comparison } from "./compare.ts";
 import { loadRun, ReportInputError } from "./load.ts";
 import { loadReference, ReferenceFile } from "./reference.ts";
@@ -81,6 +81,6 @@ export function buildReport(input: ReportInput): ReportContent {
   if (protocols.length > 1) notes.push(`The runs use different protocols (${runs.map((r) => `${r.name}: ${r.protocol}`).join(", ")}).`);
   const comparisons = runs.slice(1).map((run) => compareRuns(runs[0]!, run));
   const chartRuns = runs.map((r) => ({ name: r.name, summary: r.summary }));
-  const charts = [successByTypeChart(chartRuns, reference), successOverallChart(chartRuns, reference), statusChart(chartRuns)];
+  const charts = [...successByTypeCharts(chartRuns, reference), successOverallChart(chartRuns, reference), statusChart(chartRuns)];
   return { ehrgym_version: EHRGYM_VERSION, runs, commonTasks: common.size, comparisons, ...(reference ? { reference } : {}), charts, notes };
 }

@@ -51,7 +51,7 @@ function groupedBars(title: string, groups: string[], runs: string[], bars: BarD
   const y = { field: "rate", type: "quantitative" as const, scale: { domain: [0, 1] }, axis: { format: ".0%" }, title: "success rate" };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: { text: title, subtitle: "bars: success rate; lines: Wilson 95% interval" + (refs.length ? `; dashed: ${NOT_MEASURED}` : "") },
+    title: { text: title, subtitle: "bars: success rate; lines: Wilson 95% interval" + (refs.length ? `; marks: ${NOT_MEASURED}` : "") },
     width: Math.max(320, groups.length * (runs.length * 20 + 18)),
     height: 260,
     config,
@@ -76,31 +76,41 @@ function groupedBars(title: string, groups: string[], runs: string[], bars: BarD
         ? [
             {
               data: { values: refs },
-              mark: { type: "tick" as const, thickness: 2, strokeDash: [5, 3] },
+              // One shape and colour per published model, named in the legend.
+              mark: { type: "point" as const, filled: true, size: 120, strokeWidth: 1, stroke: "#fff" },
               encoding: {
                 x,
                 y: { field: "value", type: "quantitative" as const },
-                stroke: { field: "model", type: "nominal" as const, title: NOT_MEASURED, scale: { scheme: "dark2" } },
+                shape: { field: "model", type: "nominal" as const, title: NOT_MEASURED },
+                fill: { field: "model", type: "nominal" as const, title: NOT_MEASURED, scale: { scheme: "dark2" } },
+                tooltip: [{ field: "model" }, { field: "group" }, { field: "value", format: ".1%" }],
               },
             },
           ]
         : []),
     ],
-    resolve: { scale: { color: "independent", stroke: "independent" } },
+    resolve: { scale: { color: "independent", fill: "independent", shape: "independent" } },
   } as TopLevelSpec;
 }
 
-export function successByTypeChart(runs: ChartRun[], reference?: ReferenceFile): Chart {
-  const groups: string[] = [];
-  for (const run of runs) for (const t of run.summary.byType) if (!groups.includes(`${t.suite}/${t.type}`)) groups.push(`${t.suite}/${t.type}`);
-  const bars = runs.flatMap((run) => run.summary.byType.map((t) => datum(run.name, `${t.suite}/${t.type}`, t.rate)));
-  const refs = (reference?.models ?? []).flatMap((m) =>
-    Object.entries(m.by_type ?? {})
-      .map(([type, value]) => ({ group: `${reference!.suite}/${type}`, model: m.name, value }))
-      .filter((r) => groups.includes(r.group)),
-  );
-  const title = "Success rate per task type";
-  return { name: "success-by-type", title, spec: groupedBars(title, groups, runs.map((r) => r.name), bars, refs) };
+/** One chart per suite (a column holds ten task types); published figures only on their own suite's. */
+export function successByTypeCharts(runs: ChartRun[], reference?: ReferenceFile): Chart[] {
+  const suites = [...new Set(runs.flatMap((r) => r.summary.byType.map((t) => t.suite)))];
+  return suites.map((suite) => {
+    const groups: string[] = [];
+    for (const run of runs) for (const t of run.summary.byType) if (t.suite === suite && !groups.includes(t.type)) groups.push(t.type);
+    const bars = runs.flatMap((run) => run.summary.byType.filter((t) => t.suite === suite).map((t) => datum(run.name, t.type, t.rate)));
+    const refs =
+      reference?.suite === suite
+        ? reference.models.flatMap((m) =>
+            Object.entries(m.by_type ?? {})
+              .map(([type, value]) => ({ group: type, model: m.name, value }))
+              .filter((r) => groups.includes(r.group)),
+          )
+        : [];
+    const title = `Success rate per task type, ${suite}`;
+    return { name: `success-by-type-${suite}`, title, spec: groupedBars(title, groups, runs.map((r) => r.name), bars, refs) };
+  });
 }
 
 export function successOverallChart(runs: ChartRun[], reference?: ReferenceFile): Chart {
@@ -112,8 +122,15 @@ export function successOverallChart(runs: ChartRun[], reference?: ReferenceFile)
     datum(run.name, "query", run.summary.byKind.query),
     datum(run.name, "action", run.summary.byKind.action),
   ]);
+  // Published figures are on one suite's tasks: beside the overall/query/action bars only when the
+  // runs hold that suite alone, else (overall only) beside that suite's bar.
+  const own = reference !== undefined && suites.length === 1 && suites[0] === reference.suite;
   const refs = (reference?.models ?? []).flatMap((m) =>
-    (["overall", "query", "action"] as const).flatMap((g) => (m[g] === undefined ? [] : [{ group: g, model: m.name, value: m[g] }])),
+    own
+      ? (["overall", "query", "action"] as const).flatMap((g) => (m[g] === undefined ? [] : [{ group: g, model: m.name, value: m[g] }]))
+      : m.overall !== undefined && suites.length > 1 && suites.includes(reference!.suite)
+        ? [{ group: reference!.suite, model: m.name, value: m.overall }]
+        : [],
   );
   const title = "Success rate overall and by kind";
   return { name: "success-overall", title, spec: groupedBars(title, groups, runs.map((r) => r.name), bars.filter((b) => b.n > 0), refs) };

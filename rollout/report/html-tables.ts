@@ -55,11 +55,19 @@ export function referenceTable(ref: ReferenceFile): string {
   );
 }
 
-/** Task ids, each linking to the transcripts of both runs. */
-function taskLinks(refs: TaskRef[], link: (ref: TaskRef, run: "base" | "other") => string, c: Comparison): string {
+/** A task's id as shown: once, with its suite in front unless the id already starts with it. */
+export function shownTaskId(ref: TaskRef): string {
+  return ref.task_id.startsWith(`${ref.suite}/`) ? ref.task_id : `${ref.suite}/${ref.task_id}`;
+}
+
+/** Task ids; where the runs disagree, each links to the transcripts of both runs. */
+function taskLinks(refs: TaskRef[], link: ((ref: TaskRef, run: "base" | "other") => string) | undefined, c: Comparison): string {
   if (refs.length === 0) return `<p class="none">none</p>`;
   return `<ul class="tasks">${refs
-    .map((r) => `<li><span class="tid">${esc(r.suite)}/${esc(r.task_id)}</span> <a href="#${link(r, "base")}">${esc(c.base)}</a> · <a href="#${link(r, "other")}">${esc(c.other)}</a></li>`)
+    .map(
+      (r) =>
+        `<li><span class="tid">${esc(shownTaskId(r))}</span>${link ? ` <a href="#${link(r, "base")}">${esc(c.base)}</a> · <a href="#${link(r, "other")}">${esc(c.other)}</a>` : ""}</li>`,
+    )
     .join("")}</ul>`;
 }
 
@@ -81,7 +89,7 @@ export function comparisonSection(c: Comparison, link: (ref: TaskRef, run: "base
       ["neither passes", c.neither, false],
     ] as const
   )
-    .map(([label, refs, open]) => `<details class="tasklist"${open ? " open" : ""}><summary>${esc(label)} (${refs.length})</summary>${taskLinks(refs, link, c)}</details>`)
+    .map(([label, refs, disagree]) => `<details class="tasklist"${disagree ? " open" : ""}><summary>${esc(label)} (${refs.length})</summary>${taskLinks(refs, disagree ? link : undefined, c)}</details>`)
     .join("");
   return `<section class="comparison"><h2>${esc(c.other)} vs ${esc(c.base)}</h2>${counts}${mcnemar}${lists}</section>`;
 }

@@ -3,11 +3,11 @@ import type { RenderedChart } from "./charts.ts";
 import type { ReportContent, ReportRun } from "./build.ts";
 import { firstSamples, taskKey, type TaskRef } from "./compare.ts";
 import { anchorId, esc } from "./html-escape.ts";
-import { comparisonSection, referenceTable, runTable } from "./html-tables.ts";
+import { comparisonSection, referenceTable, runTable, shownTaskId } from "./html-tables.ts";
 import { renderTranscript } from "./transcript.ts";
 
-/** Failed tasks listed (and transcribed) per run at most. */
-export const MAX_FAILURES_LISTED = 200;
+/** Failed tasks listed (and transcribed) per run at most: the page stays a few MB. */
+export const MAX_FAILURES_LISTED = 60;
 
 const CSS = `
 body{font-family:"DejaVu Sans",system-ui,sans-serif;margin:0 auto;max-width:1280px;padding:1rem 1.5rem;color:#1d1d1f;background:#fff;line-height:1.4}
@@ -18,10 +18,12 @@ th,td{border:1px solid #d0d0d0;padding:.2rem .45rem;text-align:right;white-space
 th[scope=row],thead th{text-align:left;background:#f4f4f6}
 tr.sum th,tr.sum td{background:#fafafa}tr.total th,tr.total td{font-weight:bold}
 .notes li{color:#7a4b00}.meta,.usage{color:#444;font-size:.9rem}
-figure{margin:1rem 0;overflow-x:auto}figcaption{font-size:.85rem;color:#555}
+figure{margin:1rem 0}figure svg{display:block;max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
+.scroll{overflow-x:auto;max-width:100%}.scroll table{margin:.2rem 0}
 .tid{font-family:"DejaVu Sans Mono",monospace}
 ul.tasks{columns:3;font-size:.85rem}
-.transcript{border:1px solid #ddd;border-radius:6px;padding:.4rem .8rem;margin:1rem 0}
+.transcript{border:1px solid #ddd;border-radius:6px;padding:.4rem .8rem;margin:.5rem 0}
+.transcript>summary{cursor:pointer}
 .transcript h3{margin:.2rem 0}.ok{color:#2e7d32;font-weight:bold}.bad{color:#c62828;font-weight:bold}
 .chat{display:flex;flex-direction:column;gap:.4rem}
 .msg{border-radius:8px;padding:.3rem .6rem;max-width:85%}
@@ -35,6 +37,9 @@ pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0;font-size:.8rem}
 `;
 
 const transcriptId = (runIndex: number, ref: { suite: string; task_id: string }) => anchorId("t", String(runIndex), ref.suite, ref.task_id);
+
+/** Tables scroll sideways inside their own box, never the page. */
+const boxed = (html: string) => html.replace(/<table\b/g, `<div class="scroll"><table`).replace(/<\/table>/g, "</table></div>");
 
 function figure(chart: RenderedChart): string {
   return `<figure id="chart-${esc(chart.name)}">${chart.svg}<figcaption>${esc(chart.title)} · <a href="${esc(chart.name)}.png">${esc(chart.name)}.png</a></figcaption></figure>`;
@@ -68,7 +73,7 @@ export function renderPage(content: ReportContent, charts: RenderedChart[]): str
     const listed = failed.slice(0, MAX_FAILURES_LISTED);
     const list = listed.length
       ? `<details class="tasklist"><summary>failed tasks (${failed.length}${failed.length > listed.length ? `, first ${listed.length}` : ""}; first sample of each)</summary><ul class="tasks">${listed
-          .map((r) => `<li><a class="tid" href="#${link(i, r)}">${esc(r.suite)}/${esc(r.task_id)}</a> ${esc(r.status)}</li>`)
+          .map((r) => `<li><a class="tid" href="#${link(i, r)}">${esc(shownTaskId(r))}</a> ${esc(r.status)}</li>`)
           .join("")}</ul></details>`
       : "";
     return `<section class="run" id="${anchorId("run", String(i))}"><h2>${esc(run.name)}</h2>${runTable(run.name, run.summary)}${list}</section>`;
@@ -85,13 +90,13 @@ export function renderPage(content: ReportContent, charts: RenderedChart[]): str
 <title>${esc(title)}</title><style>${CSS}</style></head>
 <body>
 <header><h1>${esc(title)}</h1><p class="meta">ehrgym ${esc(content.ehrgym_version)} · ${content.commonTasks} tasks${runs.length > 1 ? " in every run" : ""} · success = reward 1 · intervals are Wilson 95%</p></header>
-${runsTable(runs)}
+${boxed(runsTable(runs))}
 ${content.notes.length ? `<ul class="notes">${content.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>` : ""}
-<section id="charts"><h2>Success rates</h2>${content.reference ? `<p class="refnote">Dashed lines are published figures (${esc(content.reference.source)}), not measured here.</p>` : ""}${charts.map(figure).join("\n")}</section>
-${content.reference ? `<section id="reference"><h2>Published figures (not measured here)</h2>${referenceTable(content.reference)}</section>` : ""}
-${perRun.join("\n")}
-${comparisons.join("\n")}
-${transcripts.length ? `<section id="transcripts"><h2>Transcripts</h2>${transcripts.join("\n")}</section>` : ""}
+<section id="charts"><h2>Success rates</h2>${content.reference ? `<p class="refnote">Marks named in each chart's legend are published figures (${esc(content.reference.source)}), not measured here, drawn only beside results on their own task set (${esc(content.reference.suite)}).</p>` : ""}${charts.map(figure).join("\n")}</section>
+${content.reference ? `<section id="reference"><h2>Published figures (not measured here)</h2>${boxed(referenceTable(content.reference))}</section>` : ""}
+${boxed(perRun.join("\n"))}
+${boxed(comparisons.join("\n"))}
+${transcripts.length ? `<section id="transcripts"><h2>Transcripts</h2><p class="meta">Failures and tasks the runs disagree on; click one to open it.</p>${transcripts.join("\n")}</section>` : ""}
 </body></html>
 `;
 }

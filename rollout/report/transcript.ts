@@ -3,6 +3,7 @@
 // tail (where the question and the answer are) so the page stays small.
 import type { EpisodeRow } from "../row.ts";
 import { esc } from "./html-escape.ts";
+import { shownTaskId } from "./html-tables.ts";
 
 /** Characters kept at each end of a long message. */
 export const KEEP_CHARS = 1000;
@@ -21,6 +22,8 @@ function prettyArguments(args: string): string {
   }
 }
 
+const verdictText = (row: EpisodeRow) => (row.reward === 1 ? `<span class="ok">reward 1</span>` : `<span class="bad">reward ${esc(row.reward)}</span>`) + ` · ${esc(row.status)}`;
+
 export function renderTranscript(row: EpisodeRow, id: string, runName: string): string {
   const failed = row.checks.filter((c) => !c.ok);
   const verdict = row.reward === 1 ? `<span class="ok">reward 1</span>` : `<span class="bad">reward ${esc(row.reward)}</span>`;
@@ -33,5 +36,7 @@ export function renderTranscript(row: EpisodeRow, id: string, runName: string): 
     const label = m.role === "tool" ? `tool${m.name ? ` ${esc(m.name)}` : ""}` : m.role;
     return `<div class="msg ${m.role}"><div class="role">${label}</div>${m.content ? body(m.content) : ""}${calls}</div>`;
   });
-  return `<article class="transcript" id="${id}">${head}<div class="chat">${messages.join("")}</div></article>`;
+  // Collapsed; a link to its id (inside) opens it.
+  const summary = `<summary><span class="tid">${esc(shownTaskId(row))}</span> · ${esc(runName)} · ${verdictText(row)}</summary>`;
+  return `<details class="transcript">${summary}<div id="${id}">${head}<div class="chat">${messages.join("")}</div></div></details>`;
 }

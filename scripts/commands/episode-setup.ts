@@ -224,6 +224,11 @@ export function samplingOf(m: ModelFlags, defaultTemperature: number): Sampling 
 export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Policy {
   if (!m.model) throw new UserError("--model: required with a model policy (the name the endpoint serves, e.g. gpt-4o-mini or Qwen/Qwen3-8B)");
   const baseURL = m.baseUrl ?? process.env.OPENAI_BASE_URL;
+  // OpenAI itself (the default endpoint) needs a key: say so before any task runs, not after a
+  // table of failed episodes. Local endpoints often take none.
+  const host = baseURL ? URL.parse(baseURL)?.hostname : "api.openai.com";
+  if (host === "api.openai.com" && !process.env[m.apiKeyEnv])
+    throw new UsageError(`$${m.apiKeyEnv} is not set: ${baseURL ? baseURL : "OpenAI (the default endpoint; --base-url names another)"} needs an API key in it (or name another variable with --api-key-env)`);
   return createModelPolicy({
     model: m.model,
     ...(baseURL ? { baseURL } : {}),

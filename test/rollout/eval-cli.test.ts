@@ -66,7 +66,7 @@ describe("ehrgym eval", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/overall\s+3\s+3\s+100\.0%/); // the table is still printed
     expect(r.stdout).toContain(`report: ${join(html, "index.html")}`);
-    expect(readdirSync(html).sort()).toEqual(["index.html", "status.png", "success-by-type.png", "success-overall.png", "summary.json"]);
+    expect(readdirSync(html).sort()).toEqual(["index.html", "status.png", "success-by-type-mab-v1.png", "success-overall.png", "summary.json"]);
     const summary = JSON.parse(readFileSync(join(html, "summary.json"), "utf8"));
     expect(summary.runs).toHaveLength(1);
     expect(summary.runs[0].summary.overall).toMatchObject({ n: 3, success: 3 });

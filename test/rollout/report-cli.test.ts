@@ -26,12 +26,12 @@ describe("ehrgym report", () => {
     const out = join(dir, "report");
     const r = report(base, sft, "--names", "base,sft", "--out", out);
     expect(r.status, r.stderr).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(["index.html", "status.png", "success-by-type.png", "success-overall.png", "summary.json"]);
+    expect(readdirSync(out).sort()).toEqual(["index.html", "status.png", "success-by-type-mab-v1.png", "success-by-type-mab-v2.png", "success-overall.png", "summary.json"]);
     const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
     expect(summary.runs.map((x: { name: string }) => x.name)).toEqual(["base", "sft"]);
     expect(r.stdout).toMatch(/^base: \d+\/\d+ = [\d.]+% \(95% CI [\d.]+-[\d.]+%\)$/m);
     expect(r.stdout).toMatch(/^sft vs base: fixed \d+, broken \d+, both \d+, neither \d+; exact McNemar p = [\d.]+$/m);
-    expect(r.stdout).toContain(`report: ${join(out, "index.html")} (+ summary.json, 3 PNG charts)`);
+    expect(r.stdout).toContain(`report: ${join(out, "index.html")} (+ summary.json, 4 PNG charts)`);
     expect(r.stderr).toMatch(/note: base: 2 of its \d+ tasks \(2 episodes\) are not in every run and were left out/);
   }, 120_000);
 

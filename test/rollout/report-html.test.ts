@@ -117,7 +117,7 @@ function decodePng(bytes: Buffer): { width: number; height: number } {
 
 describe("report files", () => {
   it("one PNG per chart, decoding to twice the size of its SVG", () => {
-    expect(summary.charts.map((c) => c.name)).toEqual(["success-by-type", "success-overall", "status"]);
+    expect(summary.charts.map((c) => c.name)).toEqual(["success-by-type-mab-v1", "success-by-type-mab-v2", "success-overall", "status"]);
     for (const chart of summary.charts) {
       const svg = new RegExp(`<figure id="chart-${chart.name}"><svg[^>]* width="(\\d+)" height="(\\d+)"`).exec(html);
       expect(svg, chart.name).not.toBeNull();
@@ -171,13 +171,16 @@ describe.skipIf(!existsSync(CHROMIUM))("the page in headless chromium", () => {
         mcnemar: document.querySelectorAll("table.mcnemar tbody tr").length,
         links: [...document.querySelectorAll(".comparison ul.tasks a")].map((a) => a.getAttribute("href")!),
       }));
-      expect(dom.charts.map((c) => c.id)).toEqual(["chart-success-by-type", "chart-success-overall", "chart-status"]);
+      expect(dom.charts.map((c) => c.id)).toEqual(["chart-success-by-type-mab-v1", "chart-success-by-type-mab-v2", "chart-success-overall", "chart-status"]);
       for (const c of dom.charts) {
         expect(c.width, c.id).toBeGreaterThan(200);
         expect(c.marks, c.id).toBeGreaterThan(10);
       }
-      expect(dom.charts[0]!.text).toContain("mab-v1/task1");
+      expect(dom.charts[0]!.text).toContain("task1");
+      // Published v1 figures beside v1 bars only, named in the legend.
       expect(dom.charts[0]!.text).toContain("not measured here");
+      expect(dom.charts[0]!.text).toContain("model X");
+      expect(dom.charts[1]!.text).not.toContain("not measured here");
       expect(dom.rateTables).toEqual(["base", "sft"]);
       expect(dom.rateRows).toBeGreaterThan(2 * 20);
       expect(dom.runs).toBe(2);
@@ -185,7 +188,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the page in headless chromium", () => {
       const c = summary.comparisons[0]!;
       expect(dom.diff.replace(/\s+/g, " ").trim()).toBe(`${c.fixed.length}${c.broken.length}${c.both.length}${c.neither.length}`);
       expect(dom.mcnemar).toBe(c.mcnemar.length);
-      expect(dom.links.length).toBe(2 * c.pairs);
+      expect(dom.links.length).toBe(2 * (c.fixed.length + c.broken.length)); // only tasks the runs disagree on
       // Every task link lands on a transcript rendered as a chat.
       const targets = await page.evaluate(
         (hrefs) => hrefs.map((h) => document.getElementById(decodeURIComponent(h.slice(1)))?.querySelectorAll(".chat .msg").length ?? 0),
@@ -200,6 +203,45 @@ describe.skipIf(!existsSync(CHROMIUM))("the page in headless chromium", () => {
       expect(decodePng(readFileSync(join(dir, "report-charts.png"))).width).toBeGreaterThan(500);
       expect(requests).toEqual([]);
       expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+
+  it("fits 1280 and 1920 px windows: no chart or table wider than its column, transcripts collapsed, bounded height", async () => {
+    expect(html.length).toBeLessThan(3 * 1024 * 1024);
+    const { default: puppeteer } = await import("puppeteer-core");
+    const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage();
+      for (const width of [1280, 1920]) {
+        await page.setViewport({ width, height: 900 });
+        await page.goto(pathToFileURL(join(out, "index.html")).href, { waitUntil: "load" });
+        const layout = await page.evaluate(() => {
+          const column = document.body.getBoundingClientRect();
+          const right = column.right - parseFloat(getComputedStyle(document.body).paddingRight);
+          const boxes = [...document.querySelectorAll("figure > svg, div.scroll")].map((e) => ({ what: e.tagName + "." + (e.parentElement?.id || e.className), right: e.getBoundingClientRect().right }));
+          return {
+            right,
+            overflowing: boxes.filter((b) => b.right > right + 1),
+            boxes: boxes.length,
+            pageWidth: document.documentElement.scrollWidth,
+            height: document.documentElement.scrollHeight,
+            transcripts: document.querySelectorAll("details.transcript").length,
+            open: document.querySelectorAll("details.transcript[open]").length,
+            doubled: [...document.querySelectorAll(".tid")].filter((e) => /^(mab-v[12])\/\1\//.test(e.textContent ?? "")).length,
+          };
+        });
+        expect(layout.boxes).toBeGreaterThan(8);
+        expect(layout.overflowing, `at ${width} px`).toEqual([]);
+        expect(layout.pageWidth, `at ${width} px`).toBeLessThanOrEqual(width);
+        expect(layout.transcripts).toBeGreaterThan(0);
+        expect(layout.open).toBe(0);
+        expect(layout.doubled).toBe(0);
+        expect(layout.height, `at ${width} px`).toBeLessThan(12_000);
+        await page.screenshot({ path: join(dir, `report-${width}.png`), fullPage: true });
+        expect(decodePng(readFileSync(join(dir, `report-${width}.png`))).width).toBe(width);
+      }
     } finally {
       await browser.close();
     }
