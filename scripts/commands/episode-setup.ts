@@ -228,7 +228,7 @@ export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Poli
   // table of failed episodes. Local endpoints often take none.
   const host = baseURL ? URL.parse(baseURL)?.hostname : "api.openai.com";
   if (host === "api.openai.com" && !process.env[m.apiKeyEnv])
-    throw new UsageError(`$${m.apiKeyEnv} is not set: ${baseURL ? baseURL : "OpenAI (the default endpoint; --base-url names another)"} needs an API key in it (or name another variable with --api-key-env)`);
+    throw new UserError(`$${m.apiKeyEnv} is not set: ${baseURL ? baseURL : "OpenAI (the default endpoint; --base-url names another)"} needs an API key in it (or name another variable with --api-key-env)`);
   return createModelPolicy({
     model: m.model,
     ...(baseURL ? { baseURL } : {}),
