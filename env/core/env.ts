@@ -3,7 +3,12 @@ import { z } from "zod";
 import { FhirService, type FhirHandler, type FhirResponse, type FhirStore } from "../fhir/index.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
+  calculate,
   DEFAULT_TOOL_NAMES,
+  historyActions,
+  MEDARC_TOOL_NAMES,
+  medarcHistory,
+  originalHistory,
   getErrorReply,
   getReply,
   httpErrorMessage,
@@ -20,7 +25,12 @@ import {
   UrlRouter,
   type Action,
   type EpisodeStatus,
+  type OpenAITool,
+  type ToolCallPlan,
+  type TraceStep,
+  type V2Semantics,
 } from "../protocol/index.ts";
+import * as py from "../python/index.ts";
 import { type Py, toJs } from "../python/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection } from "./backend.ts";
@@ -53,8 +63,12 @@ export interface EnvOptions {
   promptTemplate?: string;
   /** Text protocol function list (parsed with Python json semantics); default: the project's own. */
   functions?: Py;
-  /** Tool protocol: the tools offered (default DEFAULT_TOOL_NAMES, PROTOCOL.md's ten; EXTRA_TOOL_NAMES are opt-in). */
+  /** Tool protocol: the tools offered (default: the original V2's eleven, DEFAULT_TOOL_NAMES). */
   tools?: readonly string[];
+  /** Tool protocol: reference schemas shown to the model instead of ehrgym's own (`loadToolSchemas`); they name the tools offered. */
+  toolSchemas?: OpenAITool[];
+  /** Tool protocol: the original V2 loop and verdicts (default) or the verifiers port's (`medarc`). */
+  v2Semantics?: V2Semantics;
   /** Tool protocol system prompt; null for none; default: the project's own. */
   systemPrompt?: string | null;
   /** Default: env/graders' grade(). */
@@ -72,6 +86,9 @@ export class EnvConfig {
   readonly textPrompt: TextPrompt;
   readonly systemPrompt: string | null;
   readonly toolNames: readonly string[];
+  /** The OpenAI `tools` JSON offered at reset. */
+  readonly toolsJson: OpenAITool[];
+  readonly v2Semantics: V2Semantics;
   readonly grader: Grader;
   readonly rubric: Rubric;
   readonly maxRounds: number;
@@ -89,8 +106,9 @@ export class EnvConfig {
     this.systemPrompt = options.systemPrompt === undefined ? (defaultSystemPrompt ??= loadSystemPrompt()) : options.systemPrompt;
     this.grader = options.grader ?? grade;
     this.rubric = options.rubric ?? defaultRubric();
-    this.toolNames = options.tools ?? DEFAULT_TOOL_NAMES;
-    openAITools(this.toolNames); // fails early on an unknown tool name
+    this.v2Semantics = options.v2Semantics ?? "original";
+    this.toolNames = options.toolSchemas?.map((t) => t.function.name) ?? options.tools ?? (this.v2Semantics === "medarc" ? MEDARC_TOOL_NAMES : DEFAULT_TOOL_NAMES);
+    this.toolsJson = options.toolSchemas ?? openAITools(this.toolNames); // fails early on an unknown tool name
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.writes = options.writes ?? "execute";
     const t = options.tasks;
@@ -169,6 +187,8 @@ interface Episode {
   actions: Action[];
   info: EpisodeInfo;
   tools?: unknown[];
+  /** Tool protocol: the run as the original V2 agent loop yields it (graders' input, `originalHistory`). */
+  trace: TraceStep[];
 }
 
 const TERMINATED: ReadonlySet<EpisodeStatus> = new Set(["completed", "invalid_action", "error"]);
@@ -204,8 +224,8 @@ export class MedAgentEnv {
     if (protocol === "text") messages.push({ role: "user", content: cfg.textPrompt.render(task.context, task.instruction) });
     else {
       if (cfg.systemPrompt !== null) messages.push({ role: "system", content: cfg.systemPrompt });
-      messages.push({ role: "user", content: task.context ? `Context: ${task.context}\nQuestion: ${task.instruction}` : task.instruction });
-      tools = openAITools(cfg.toolNames);
+      messages.push({ role: "user", content: v2UserMessage(task.instruction, task.context, cfg.v2Semantics) });
+      tools = cfg.toolsJson;
     }
     const ep: Episode = {
       task,
@@ -218,6 +238,7 @@ export class MedAgentEnv {
       actions: [],
       info: { taskId: task.id, status: "running", rounds: 0, invalidActions: 0 },
       tools,
+      trace: [],
     };
     this.ep = ep;
     const observation = messages.map((m) => ({ ...m }));
@@ -364,68 +385,145 @@ export class MedAgentEnv {
     if (msg.role !== "assistant") throw new EnvInputError(`invalid assistant message: role: expected "assistant", got ${JSON.stringify(msg.role)}`);
     ep.messages.push(msg);
     ep.info.rounds++;
+    if (msg.content) ep.trace.push({ type: "message", content: msg.content });
     const calls = msg.tool_calls ?? [];
     if (calls.length === 0) {
+      // The original loop stops when a turn makes no tool call; the run is graded with the answer "[]".
       ep.actions.push({ kind: "INVALID", raw: JSON.stringify({ content: msg.content }) });
       ep.info.invalidActions++;
       ep.info.status = "invalid_action";
+      ep.info.error = "a turn without tool calls ends the run (graded with the answer [])";
       return;
     }
-    const base = this.config.backend.apiBase;
+    if (this.config.v2Semantics === "medarc") return await this.medarcToolTurn(ep, msg, calls);
     for (const call of calls) {
-      const raw = JSON.stringify({ name: call.function.name, arguments: call.function.arguments });
-      const plan = planToolCall(call.function.name, call.function.arguments, this.config.toolNames);
-      let reply: string;
-      switch (plan.kind) {
-        case "FINISH":
-          ep.actions.push({ kind: "FINISH", raw, tool: plan.tool });
-          ep.info.status = "completed";
-          ep.info.result = JSON.stringify(plan.value);
-          return;
-        case "INVALID":
-          ep.actions.push(plan.create ? { kind: "POST", raw, tool: plan.tool, accepted: false } : { kind: "INVALID", raw, tool: plan.tool });
-          ep.info.invalidActions++;
-          reply = plan.error;
-          break;
-        case "GET": {
-          const res = await this.request(ep, "GET", plan.path);
-          ep.actions.push({ kind: "GET", raw, tool: plan.tool, url: base + plan.path, response: { status: res.status, text: res.text } });
-          reply = res.text;
-          break;
-        }
-        case "POST": {
-          const action: Action = { kind: "POST", raw, tool: plan.tool, url: base + plan.path, body: plan.body, accepted: true };
-          if (ep.writes === "execute") {
-            const res = await this.request(ep, "POST", plan.path, JSON.stringify(plan.body));
-            action.response = { status: res.status, text: res.text };
-            reply = res.text;
-          } else reply = RECORDED_REPLY;
-          ep.actions.push(action);
-          break;
-        }
+      const { name, arguments: argsText } = call.function;
+      const raw = JSON.stringify({ name, arguments: argsText });
+      const plan = planToolCall(name, argsText, this.config.toolNames);
+      // The original raises on arguments that are not JSON before it logs the call.
+      if (!(plan.kind === "FAIL" && plan.badJson)) ep.trace.push({ type: "tool_call", name, arguments: argsText, callId: call.id });
+      const outcome = await this.runCall(ep, plan, raw);
+      if ("fail" in outcome) {
+        // Any exception in the original loop ends the run; its answer is then "[]".
+        ep.info.invalidActions++;
+        ep.info.status = "invalid_action";
+        ep.info.error = `${name}: ${outcome.fail} (the run ends, graded with the answer [])`;
+        return;
       }
+      ep.actions[ep.actions.length - 1]!.reply = outcome.reply;
+      this.say(ep, { role: "tool", tool_call_id: call.id, content: outcome.reply });
+      ep.trace.push({ type: "tool_output", callId: call.id });
+      if (plan.kind === "FINISH") {
+        // The original returns right after finish's output: later calls of the turn never run.
+        ep.info.status = "completed";
+        ep.info.result = finishResult(argsText);
+        return;
+      }
+    }
+  }
+
+  /** The verifiers port's turn: every call runs (a failing one answers "Error: ..."); a malformed name or
+   *  argument text is rewritten in the history as the port does; finish ends the run after the turn. */
+  private async medarcToolTurn(ep: Episode, msg: Message, calls: NonNullable<Message["tool_calls"]>): Promise<void> {
+    let finished: string | undefined;
+    const rewritten = calls.map((c) => ({ ...c, function: { ...c.function } }));
+    msg.tool_calls = rewritten;
+    for (const call of rewritten) {
+      const { name } = call.function;
+      const raw = JSON.stringify({ name, arguments: call.function.arguments });
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || !this.config.toolNames.includes(name)) {
+        call.function = { name: "calculator", arguments: "{}" };
+        ep.actions.push({ kind: "INVALID", raw, tool: name });
+        ep.info.invalidActions++;
+        const reply = `Error: Invalid tool formatting for '${name}'.`;
+        ep.actions[ep.actions.length - 1]!.reply = reply;
+        this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+        continue;
+      }
+      let argsText = call.function.arguments;
+      if (argsText.trim() === "" || !isJson(argsText)) argsText = call.function.arguments = "{}";
+      else {
+        const once = JSON.parse(argsText) as unknown;
+        if (typeof once === "string") argsText = isJson(once) ? once : "{}";
+      }
+      const plan = planToolCall(name, argsText, this.config.toolNames);
+      const outcome = await this.runCall(ep, plan, raw);
+      let reply: string;
+      if ("fail" in outcome) {
+        ep.info.invalidActions++;
+        reply = `Error: ${outcome.fail}`;
+      } else reply = outcome.reply;
       ep.actions[ep.actions.length - 1]!.reply = reply;
       this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+      if (plan.kind === "FINISH" && !("fail" in outcome)) finished = finishResult(argsText);
+    }
+    if (finished !== undefined) {
+      ep.info.status = "completed";
+      ep.info.result = finished;
+    }
+  }
+
+  /** Runs one planned call; its reply is what the original's tool returns, as `str(result)` (Python). */
+  private async runCall(ep: Episode, plan: ToolCallPlan, raw: string): Promise<{ reply: string } | { fail: string }> {
+    const base = this.config.backend.apiBase;
+    switch (plan.kind) {
+      case "FAIL":
+        ep.actions.push(plan.tool.endsWith("_create") ? { kind: "POST", raw, tool: plan.tool, accepted: false } : { kind: "INVALID", raw, tool: plan.tool });
+        return { fail: plan.error };
+      case "FINISH":
+        ep.actions.push({ kind: "FINISH", raw, tool: plan.tool });
+        return { reply: py.pyStr(py.fromJs(plan.value, { floats: false })) };
+      case "CALC":
+        ep.actions.push({ kind: "INVALID", raw, tool: plan.tool });
+        try {
+          return { reply: calculate(plan.expression) };
+        } catch (e) {
+          return { fail: `calculator: ${(e as Error).message}` };
+        }
+      case "GET": {
+        const res = await this.request(ep, "GET", plan.path);
+        ep.actions.push({ kind: "GET", raw, tool: plan.tool, url: base + plan.path, response: { status: res.status, text: res.text } });
+        return pyJsonReply(res.text);
+      }
+      case "POST": {
+        const action: Action = { kind: "POST", raw, tool: plan.tool, url: base + plan.path, body: plan.args, accepted: true };
+        ep.actions.push(action);
+        if (ep.writes !== "execute") return { reply: RECORDED_REPLY };
+        const res = await this.request(ep, "POST", plan.path, JSON.stringify(dropNulls(plan.args)));
+        action.response = { status: res.status, text: res.text };
+        // The original's create calls raise_for_status().
+        if (res.status >= 400) {
+          action.accepted = false;
+          return { fail: `${res.status} error for url: ${base}${plan.path}` };
+        }
+        return pyJsonReply(res.text);
+      }
     }
   }
 
   private async finishEpisode(ep: Episode): Promise<void> {
     const info = ep.info;
+    const tools = ep.protocol === "tools";
     let grade: GradeResult;
-    if (info.status !== "completed") {
+    if (!tools && info.status !== "completed") {
       const detail = `episode ended with status ${info.status}; only completed (FINISHed) episodes are graded`;
       grade = { reward: 0, checks: [{ name: "status", ok: false, detail }], partialCredit: 0 };
     } else {
       try {
+        const apiBase = this.config.backend.apiBase;
         const input: GradeInput = {
           task: ep.task,
           protocol: ep.protocol,
           status: info.status,
-          actions: ep.actions,
+          actions: tools ? historyActions(this.v2History(ep)) : ep.actions,
           base: await this.config.backend.gradingReader(ep.task),
-          apiBase: this.config.backend.apiBase,
+          apiBase,
         };
-        if (info.result !== undefined) input.result = info.result;
+        // The tool protocol grades every run: "[]" when no answer was given (the original's default).
+        if (tools) {
+          input.result = info.result ?? "[]";
+          input.v2Semantics = this.config.v2Semantics;
+        } else if (info.result !== undefined) input.result = info.result;
         grade = this.config.grader(input);
       } catch (e) {
         const detail = `grading failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -433,14 +531,63 @@ export class MedAgentEnv {
       }
     }
     const score = this.config.rubric.score({ grade, info });
-    info.reward = grade.reward === 1 && info.status === "completed" ? 1 : 0;
+    info.reward = grade.reward === 1 && (tools || info.status === "completed") ? 1 : 0;
     info.checks = grade.checks;
     info.partialCredit = grade.partialCredit;
     info.metrics = score.metrics;
     info.score = score.reward;
     await this.close();
   }
+
+  /** The graders' agent items of a tool-protocol run (PROTOCOL.md section 2). */
+  private v2History(ep: Episode): string[] {
+    const apiBase = this.config.backend.apiBase;
+    if (this.config.v2Semantics === "medarc") return medarcHistory(ep.messages.filter((m) => m.role === "assistant" || m.role === "tool"), apiBase);
+    return originalHistory(ep.trace, apiBase);
+  }
 }
 
 /** Tool reply for a create call when writes are recorded only. */
 export const RECORDED_REPLY = "POST request accepted (recorded; not executed against the EHR).";
+
+/** The original's user message; the verifiers port adds a line after the context. */
+export function v2UserMessage(instruction: string, context: string | undefined, semantics: V2Semantics = "original"): string {
+  let content = `<instruction>\n${instruction}\n</instruction>\n`;
+  if (context) {
+    content += `<context>\n${context}\n</context>\n`;
+    if (semantics === "medarc") content += "Make sure to format the tool calls correctly and use the finish tool when you have the final answer.\n";
+  }
+  return content;
+}
+
+/** json.dumps of the finish call's `value` (Python formatting), the run's result string. */
+function finishResult(argsText: string): string {
+  const args = py.jsonLoads(argsText);
+  const value = args instanceof py.PyDict ? args.map.get("value") : undefined;
+  return py.jsonDumps(value ?? []);
+}
+
+/** A FHIR reply as the original's tool returns it: str() of res.json(). */
+function pyJsonReply(text: string): { reply: string } | { fail: string } {
+  try {
+    return { reply: py.pyStr(py.jsonLoads(text)) };
+  } catch (e) {
+    return { fail: `the reply is not JSON: ${(e as Error).message}` };
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** model_dump(exclude_none=True) of what is sent: null fields are left out. */
+function dropNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropNulls);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, dropNulls(x)]));
+  return v;
+}

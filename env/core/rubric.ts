@@ -48,13 +48,13 @@ export class Rubric {
   }
 }
 
-/** The official binary reward (1 only for a completed episode the grader passes). */
-export const binaryReward: RewardFunction = { name: "correct", weight: 1, fn: ({ grade, info }) => (info.status === "completed" ? grade.reward : 0) };
+/** The official binary reward: the grader's verdict (text episodes that did not FINISH are not graded: 0). */
+export const binaryReward: RewardFunction = { name: "correct", weight: 1, fn: ({ grade }) => grade.reward };
 /** Passed checks / total checks: a shaped reward. */
 export const partialCreditReward: RewardFunction = {
   name: "partial_credit",
   weight: 0,
-  fn: ({ grade, info }) => (info.status === "completed" ? grade.partialCredit : 0),
+  fn: ({ grade }) => grade.partialCredit,
 };
 
 /** Default: reward = the binary grader; partial credit reported as a metric (weight 0) unless a weight is given. */

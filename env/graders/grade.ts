@@ -1,4 +1,5 @@
-// Grader dispatch: one grader per suite/type; only completed episodes are graded.
+// Grader dispatch: one grader per suite/type; text-protocol episodes are graded only when completed,
+// tool-protocol runs always (as MedAgentBench V2 does).
 import * as py from "../python/index.ts";
 import { type Suite } from "../tasks/index.ts";
 import { Checks } from "./checks.ts";
@@ -21,7 +22,7 @@ export function gradedTypes(suite: Suite): string[] {
 function wrap(suite: Suite, type: string, impl: Impl): Grader {
   return (input: GradeInput): GradeResult => {
     const c = new Checks();
-    if (input.status !== "completed") {
+    if (input.protocol === "text" && input.status !== "completed") {
       c.add("completed", false, `episode ended with status "${input.status}"; only episodes that reached FINISH are graded`);
       return c.result(false);
     }

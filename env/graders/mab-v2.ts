@@ -51,7 +51,9 @@ function orderBasics(c: Checks, p: Py, ref: py.PyDict): boolean {
 
 function task1(c: Checks, input: GradeInput): boolean {
   const mrn = mrnOf(input);
-  const f = f2.ctFollowUp(input.base, mrn, nowOf(input));
+  // The verifiers port's copy of task1 measures "12 months ago" from the wall clock, not the task's NOW.
+  const now = input.v2Semantics === "medarc" ? new Date().toISOString().replace(/\.\d{3}Z$/, "+00:00") : nowOf(input);
+  const f = f2.ctFollowUp(input.base, mrn, now);
   c.add("reference", true, f.last ? `latest CT ${new Date(f.last.us / 1000).toISOString()}${f.required ? ": older than 365 days, order" : ": recent, no order"}` : "no prior CT: order");
   if (!f.required) return silentHasPost(c, input, "the last CT is recent");
   const post = exactlyOne(c, posts(input));

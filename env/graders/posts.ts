@@ -1,4 +1,4 @@
-// The canonical POST extraction of PROTOCOL.md section 3, with the official text-protocol quirks.
+// The canonical POST extraction of PROTOCOL.md section 3: the official substring rules over agent items.
 import type { Action, Protocol } from "../protocol/index.ts";
 import * as py from "../python/index.ts";
 
@@ -9,11 +9,8 @@ export interface AcceptedPost {
   index: number;
 }
 
-const isCreate = (a: Action): boolean => a.kind === "POST" || (a.tool !== undefined && a.tool.endsWith("_create"));
-
-/** check_has_post: text = any agent turn containing "POST"; tools = any create call. */
-export function hasPost(actions: readonly Action[], protocol: Protocol): boolean {
-  if (protocol === "tools") return actions.some(isCreate);
+/** check_has_post: any agent item containing "POST" (text turns, or the tool protocol's history items). */
+export function hasPost(actions: readonly Action[], _protocol?: Protocol): boolean {
   return actions.some((a) => a.raw.includes("POST"));
 }
 
@@ -22,17 +19,13 @@ function sliceCodePoints(s: string, start: number): string {
   return Array.from(s).slice(start).join("");
 }
 
-/** extract_posts. Text protocol: agent turns containing "POST" whose next environment message contains
- *  "POST request accepted"; URL = first line [4:].strip(), payload = json.loads(rest) (skipped when it
- *  does not parse). A "POST"-containing turn with no following message (the last turn) makes the
- *  official code raise IndexError, modelled as a PyError. Tools: validated create calls. */
-export function acceptedPosts(actions: readonly Action[], protocol: Protocol): AcceptedPost[] {
+/** extract_posts: agent items containing "POST" whose next item (text: the environment message; tools:
+ *  the next history item) contains "POST request accepted"; URL = first line [4:].strip(), payload =
+ *  json.loads(rest) (skipped when it does not parse). A "POST"-containing item with nothing after it
+ *  makes the official code raise IndexError, modelled as a PyError. */
+export function acceptedPosts(actions: readonly Action[], _protocol?: Protocol): AcceptedPost[] {
   const out: AcceptedPost[] = [];
   actions.forEach((a, index) => {
-    if (protocol === "tools") {
-      if (isCreate(a) && a.accepted === true) out.push({ url: a.url ?? "", payload: py.fromJs(a.body), index });
-      return;
-    }
     if (!a.raw.includes("POST")) return;
     if (a.reply === undefined)
       throw new py.PyError("IndexError", "list index out of range (a turn containing \"POST\" has no following message: extract_posts reads history[idx+1])");

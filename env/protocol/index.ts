@@ -5,3 +5,5 @@ export * from "./requests-url.ts";
 export * from "./template.ts";
 export * from "./text.ts";
 export * from "./tools.ts";
+export * from "./v2-history.ts";
+export * from "./calculator.ts";

@@ -1,155 +1,167 @@
-// The tool protocol (PROTOCOL.md section 2): zod-defined tools, their OpenAI `tools` JSON, and the
-// mapping of one tool call to exactly one FHIR request.
+// The tool protocol (PROTOCOL.md section 2): MedAgentBench V2's tools (names, argument structure,
+// required fields and types as the original V2 code defines them), their OpenAI `tools` JSON, and
+// what one call means. Descriptions are ehrgym's own unless reference schemas are loaded
+// (`loadToolSchemas`, the `--tool-schemas` flag).
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 
-const id = z.string().min(1);
-const dateParam = z
-  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
-  .describe("A FHIR date search value with an optional prefix (eq, ge, le, gt, lt); a list gives a range, e.g. [\"ge2023-01-01\", \"le2023-12-31\"].");
-const count = z.number().int().min(1).max(5000).describe("Maximum number of results (default 5000).");
-const patient = id.describe("The patient's FHIR id (MRN), e.g. S1234567.");
-const reference = z.looseObject({ reference: z.string().min(1).describe("Patient/<MRN>") });
-const coding = z.looseObject({ system: z.string().optional(), code: z.string().optional(), display: z.string().optional() });
+// The original's argument models are pydantic v2: `Optional[str]` without a default is required but
+// may be null; nested models ignore unknown keys; the three `*Args` wrappers forbid them; `str` accepts
+// only strings and `float` numbers or numeric strings (lax mode).
+const str = z.string();
+const nullableStr = z.string().nullable();
+const float = z.union([z.number(), z.string().regex(/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/)]);
+const patientRef = z.looseObject({ reference: str.describe("Patient/<MRN>") });
 
-export const fhirPatientSearch = z
-  .strictObject({
-    family: z.string().min(1).optional().describe("Family (last) name."),
-    given: z.string().min(1).optional().describe("Given (first) name."),
-    birthdate: z.string().min(1).optional().describe("Date of birth, YYYY-MM-DD."),
-    identifier: z.string().min(1).optional().describe("The MRN."),
-    _count: count.optional(),
-  })
-  .refine((a) => a.family || a.given || a.birthdate || a.identifier, {
-    message: "give at least one of family, given, birthdate, identifier",
-    path: ["family"],
-  })
-  .describe("Search patients by name, date of birth or MRN.");
-
-export const fhirObservationSearch = z
-  .strictObject({ patient, code: id.describe("Lab code, e.g. K, MG, GLU, A1C."), date: dateParam.optional(), _count: count.optional() })
-  .describe("Search a patient's lab results for one lab code.");
-
-export const fhirVitalsSearch = z
-  .strictObject({ patient, category: z.literal("vital-signs").default("vital-signs"), date: dateParam.optional(), _count: count.optional() })
-  .describe("Search a patient's vital signs (blood pressure, heart rate, ...).");
-
-export const fhirConditionSearch = z
-  .strictObject({ patient, category: z.string().min(1).optional().describe("problem-list-item"), code: id.optional(), _count: count.optional() })
-  .describe("Search a patient's problem list.");
-
-export const fhirProcedureSearch = z
-  .strictObject({ patient, code: id.optional().describe("CPT or local procedure code."), date: dateParam.optional(), _count: count.optional() })
-  .describe("Search procedures performed on a patient.");
-
-export const fhirMedicationRequestSearch = z
-  .strictObject({
-    patient,
-    status: z.string().min(1).optional().describe("e.g. active, completed, stopped."),
-    category: z.string().min(1).optional().describe("Inpatient, Outpatient, Community or Discharge."),
-    date: dateParam.optional().describe("When the order was written (searches authoredon)."),
-    _count: count.optional(),
-  })
-  .describe("Search a patient's medication orders.");
-
-export const fhirServiceRequestSearch = z
-  .strictObject({
-    patient,
-    code: id.optional().describe("Order code (e.g. a SNOMED or LOINC code)."),
-    status: z.string().min(1).optional().describe("e.g. active, completed, revoked."),
-    date: dateParam.optional().describe("When the order was written (searches authored)."),
-    _count: count.optional(),
-  })
-  .describe("Search a patient's orders (referrals, lab and procedure orders).");
-
-export const fhirVitalsCreate = z
+const patientSearch = z
   .looseObject({
-    resourceType: z.literal("Observation").default("Observation"),
-    category: z.array(z.looseObject({ coding: z.array(coding) })).describe("[{coding: [{system: http://hl7.org/fhir/observation-category, code: vital-signs, display: Vital Signs}]}]"),
-    code: z.looseObject({ text: z.string().min(1).describe("Flowsheet id of what was measured.") }),
-    effectiveDateTime: z.string().min(1),
-    status: z.string().min(1).describe("final"),
-    valueString: z.string(),
-    subject: reference,
+    birthdate: nullableStr.describe("Date of birth, YYYY-MM-DD (null when unknown)."),
+    family: nullableStr.describe("Family (last) name (null when unknown)."),
+    given: nullableStr.describe("Given name(s) (null when unknown)."),
+    identifier: nullableStr.describe("The MRN (null when unknown)."),
   })
-  .describe("Record a vital-sign Observation.");
+  .describe("Find patients by name, date of birth or MRN.");
 
-export const fhirMedicationRequestCreate = z
+const vitalsSearch = z
   .looseObject({
-    resourceType: z.literal("MedicationRequest").default("MedicationRequest"),
-    medicationCodeableConcept: z.looseObject({ coding: z.array(coding).optional(), text: z.string().optional() }),
-    authoredOn: z.string().min(1),
-    dosageInstruction: z.array(z.looseObject({})),
-    status: z.string().min(1).describe("active"),
-    intent: z.string().min(1).describe("order"),
-    subject: reference,
+    category: str.describe('Always "vital-signs".'),
+    date: nullableStr.describe("FHIR date filter on when the vital was taken, e.g. ge2023-11-12 (null for all)."),
+    patient: str.describe("The patient's MRN."),
+  })
+  .describe("List a patient's vital-sign and flowsheet observations.");
+
+const observationSearch = z
+  .strictObject({
+    search_params: z.looseObject({
+      code: str.describe("The lab's short code (K, MG, GLU, A1C, ...), not a LOINC code."),
+      patient: str.describe("The patient's MRN."),
+    }),
+    explanation: str.describe("Why this search is needed."),
+  })
+  .describe("List a patient's results for one lab code, newest first (at most 200).");
+
+const medicationRequestSearch = z
+  .looseObject({
+    category: nullableStr.describe("Inpatient, Outpatient, Community or Discharge (null for all)."),
+    date: nullableStr.describe("FHIR date filter on the administration period (null for all)."),
+    patient: str.describe("The patient's MRN."),
+  })
+  .describe("List a patient's medication orders.");
+
+const coding = z.looseObject({ system: str, code: str, display: str });
+
+const medicationRequestCreate = z
+  .looseObject({
+    resourceType: str.describe('"MedicationRequest".'),
+    medicationCodeableConcept: z.looseObject({ coding: z.array(coding), text: str.describe("The medication's display name.") }),
+    authoredOn: str.describe("When the order is written (ISO date-time)."),
+    dosageInstruction: z.array(
+      z.looseObject({
+        route: str.describe("Route, e.g. IV or oral."),
+        doseAndRate: z.array(
+          z.looseObject({
+            doseQuantity: z.looseObject({ value: float, unit: str }),
+            rateQuantity: z.looseObject({ value: float, unit: str }),
+          }),
+        ),
+      }),
+    ),
+    status: str.describe('"active" (or a stopping status to discontinue).'),
+    intent: str.describe('"order".'),
+    subject: patientRef,
   })
   .describe("Place a medication order.");
 
-export const fhirServiceRequestCreate = z
+const serviceRequestCreate = z
   .looseObject({
-    resourceType: z.literal("ServiceRequest").default("ServiceRequest"),
+    resourceType: str.describe('"ServiceRequest".'),
     code: z.looseObject({ coding: z.array(coding) }),
-    authoredOn: z.string().min(1),
-    status: z.string().min(1).describe("active"),
-    intent: z.string().min(1).describe("order"),
-    priority: z.string().min(1).describe("stat or routine"),
-    subject: reference,
-    note: z.unknown().optional().describe("{text: <free-text comment>}"),
-    occurrenceDateTime: z.string().optional(),
+    authoredOn: str.describe("When the order is signed (ISO date-time)."),
+    status: str.describe('"active".'),
+    intent: str.describe('"order".'),
+    priority: str.describe('"stat" or "routine".'),
+    subject: patientRef,
+    note: z.looseObject({ text: str.describe("Free-text comment, e.g. the indication.") }),
+    occurrenceDateTime: str.describe("When the service should happen (ISO date-time)."),
   })
-  .describe("Place an order for a referral, lab test or procedure.");
+  .describe("Place an order: a referral, lab test, imaging study or procedure.");
 
-export const finishTool = z
-  .strictObject({ value: z.array(z.union([z.string(), z.number(), z.null()])).describe("The answers, in order.") })
-  .describe("Submit the final answers and end the task.");
+const vitalsCreate = z
+  .looseObject({
+    resourceType: str.describe('"Observation".'),
+    category: z.array(z.looseObject({ coding: z.array(coding).describe("[{system: http://hl7.org/fhir/observation-category, code: vital-signs, display: Vital Signs}]") })),
+    code: z.looseObject({ text: str.describe("The flowsheet id of what was measured, e.g. BP.") }),
+    effectiveDateTime: str.describe("When it was measured (ISO date-time)."),
+    status: str.describe('"final".'),
+    valueString: str.describe("The measurement, e.g. 118/77 mmHg."),
+    subject: patientRef,
+  })
+  .describe("Record a vital sign.");
 
-type Search = { kind: "search"; type: string; schema: z.ZodType; params: (a: Record<string, unknown>) => [string, unknown][] };
+const procedureSearch = z
+  .strictObject({
+    search_params: z.looseObject({
+      code: nullableStr.optional().describe("CPT or local procedure code(s), comma-separated."),
+      date: str.describe("FHIR date filter on when it was performed, e.g. ge2022-01-01."),
+      patient: str.describe("The patient's MRN."),
+    }),
+    explanation: str.describe("Why this search is needed."),
+  })
+  .describe("List a patient's completed procedures, newest first (at most 200).");
+
+const conditionSearch = z
+  .strictObject({
+    search_params: z.looseObject({
+      code: nullableStr.describe("ICD-10 code to filter by (null for all)."),
+      patient: str.describe("The patient's MRN."),
+    }),
+    explanation: str.describe("Why this search is needed."),
+  })
+  .describe("List a patient's problem list (confirmed conditions).");
+
+const calculator = z.looseObject({ expression: str.describe("An arithmetic expression, e.g. (3.5 - 3.1) / 0.1 * 10.") }).describe("Evaluate an arithmetic expression.");
+
+const finish = z.looseObject({ value: z.array(z.unknown()).describe("The answers, in order.") }).describe("Submit the final answers; this ends the task.");
+
+/** What a search sends: [name, value] query parameters from the validated arguments (None values dropped). */
+type Params = (a: Record<string, unknown>) => [string, unknown][];
+type Search = { kind: "search"; type: string; schema: z.ZodType; params: Params; extra: [string, string][] };
 type Create = { kind: "create"; type: string; schema: z.ZodType };
-type Finish = { kind: "finish"; schema: z.ZodType };
-export type ToolSpec = Search | Create | Finish;
+type Other = { kind: "finish" | "calculator"; schema: z.ZodType };
+export type ToolSpec = Search | Create | Other;
 
-const pick = (a: Record<string, unknown>, ...keys: string[]): [string, unknown][] => keys.map((k) => [k, a[k]]);
+const pick = (from: (a: Record<string, unknown>) => Record<string, unknown>, ...keys: string[]): Params => (a) => keys.map((k) => [k, from(a)[k]]);
+const flat = (a: Record<string, unknown>) => a;
+const nested = (a: Record<string, unknown>) => a.search_params as Record<string, unknown>;
+// What each original search adds to the arguments (its `_format=json` changes nothing here).
+const SORTED_200: [string, string][] = [["_sort", "-date"], ["_count", "200"]];
+const COUNT_200: [string, string][] = [["_count", "200"]];
 
-/** Every tool by name. */
+/** The original V2 tools by name, in the original's order. */
 export const TOOLS: Record<string, ToolSpec> = {
-  fhir_patient_search: { kind: "search", type: "Patient", schema: fhirPatientSearch, params: (a) => pick(a, "family", "given", "birthdate", "identifier") },
-  fhir_observation_search: { kind: "search", type: "Observation", schema: fhirObservationSearch, params: (a) => pick(a, "patient", "code", "date") },
-  fhir_vitals_search: { kind: "search", type: "Observation", schema: fhirVitalsSearch, params: (a) => pick(a, "patient", "category", "date") },
-  fhir_vitals_create: { kind: "create", type: "Observation", schema: fhirVitalsCreate },
-  fhir_condition_search: { kind: "search", type: "Condition", schema: fhirConditionSearch, params: (a) => pick(a, "patient", "category", "code") },
-  fhir_procedure_search: { kind: "search", type: "Procedure", schema: fhirProcedureSearch, params: (a) => pick(a, "patient", "code", "date") },
-  fhir_medication_request_search: {
-    kind: "search",
-    type: "MedicationRequest",
-    schema: fhirMedicationRequestSearch,
-    params: (a) => [...pick(a, "patient", "status", "category"), ["authoredon", a.date]],
-  },
-  fhir_medication_request_create: { kind: "create", type: "MedicationRequest", schema: fhirMedicationRequestCreate },
-  fhir_service_request_search: {
-    kind: "search",
-    type: "ServiceRequest",
-    schema: fhirServiceRequestSearch,
-    params: (a) => [...pick(a, "patient", "code", "status"), ["authored", a.date]],
-  },
-  fhir_service_request_create: { kind: "create", type: "ServiceRequest", schema: fhirServiceRequestCreate },
-  finish: { kind: "finish", schema: finishTool },
+  patient_search: { kind: "search", type: "Patient", schema: patientSearch, params: pick(flat, "birthdate", "family", "given", "identifier"), extra: [] },
+  fhir_vitals_search: { kind: "search", type: "Observation", schema: vitalsSearch, params: pick(flat, "category", "date", "patient"), extra: [] },
+  fhir_observation_search: { kind: "search", type: "Observation", schema: observationSearch, params: pick(nested, "code", "patient"), extra: SORTED_200 },
+  fhir_medication_request_search: { kind: "search", type: "MedicationRequest", schema: medicationRequestSearch, params: pick(flat, "category", "date", "patient"), extra: COUNT_200 },
+  fhir_medication_request_create: { kind: "create", type: "MedicationRequest", schema: medicationRequestCreate },
+  fhir_service_request_create: { kind: "create", type: "ServiceRequest", schema: serviceRequestCreate },
+  fhir_vitals_create: { kind: "create", type: "Observation", schema: vitalsCreate },
+  fhir_procedure_search: { kind: "search", type: "Procedure", schema: procedureSearch, params: pick(nested, "code", "date", "patient"), extra: SORTED_200 },
+  fhir_condition_search: { kind: "search", type: "Condition", schema: conditionSearch, params: pick(nested, "code", "patient"), extra: COUNT_200 },
+  calculator: { kind: "calculator", schema: calculator },
+  finish: { kind: "finish", schema: finish },
 };
+/** The verifiers port names the patient search `fhir_patient_search`; accepted as an alias. */
+export const TOOL_ALIASES: Readonly<Record<string, string>> = { fhir_patient_search: "patient_search" };
 
-/** The tool set of PROTOCOL.md section 2 (the default). */
-export const DEFAULT_TOOL_NAMES: readonly string[] = [
-  "fhir_patient_search",
-  "fhir_observation_search",
-  "fhir_vitals_search",
-  "fhir_vitals_create",
-  "fhir_condition_search",
-  "fhir_procedure_search",
-  "fhir_medication_request_search",
-  "fhir_medication_request_create",
-  "fhir_service_request_create",
-  "finish",
-];
-/** Opt-in tools beyond the spec's list (e.g. for tasks that must check existing orders). */
-export const EXTRA_TOOL_NAMES: readonly string[] = ["fhir_service_request_search"];
+/** The original's eleven tools (the default). */
+export const DEFAULT_TOOL_NAMES: readonly string[] = Object.keys(TOOLS);
+/** The same set under the verifiers port's names (`--v2-semantics medarc`). */
+export const MEDARC_TOOL_NAMES: readonly string[] = DEFAULT_TOOL_NAMES.map((n) => (n === "patient_search" ? "fhir_patient_search" : n));
+
+export function toolSpec(name: string): ToolSpec | undefined {
+  return TOOLS[TOOL_ALIASES[name] ?? name];
+}
 
 export interface OpenAITool {
   type: "function";
@@ -157,13 +169,13 @@ export interface OpenAITool {
 }
 
 const toolJson = new Map<string, OpenAITool>();
-/** The OpenAI `tools` array for the named tools (default: the spec's ten), generated from the zod schemas. */
+/** The OpenAI `tools` array for the named tools (default: the original's eleven), generated from the zod schemas. */
 export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES): OpenAITool[] {
   return names.map((name) => {
     let t = toolJson.get(name);
     if (!t) {
-      const spec = TOOLS[name];
-      if (!spec) throw new Error(`unknown tool ${JSON.stringify(name)}; known: ${Object.keys(TOOLS).join(", ")}`);
+      const spec = toolSpec(name);
+      if (!spec) throw new Error(`unknown tool ${JSON.stringify(name)}; known: ${[...Object.keys(TOOLS), ...Object.keys(TOOL_ALIASES)].join(", ")}`);
       const { $schema: _s, description, ...parameters } = z.toJSONSchema(spec.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
       t = { type: "function", function: { name, description: description as string | undefined, parameters } };
       toolJson.set(name, t);
@@ -172,41 +184,87 @@ export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES): Open
   });
 }
 
-const DEFAULT_COUNT = 5000;
+const ExportedTool = z.union([
+  z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()) }) }),
+  // The Responses API form the original's `Tool.json_schema()` gives.
+  z.looseObject({ type: z.literal("function"), name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()) }),
+]);
 
-/** What one tool call means: a FHIR request, the finish value, or an `Error: ...` text naming the bad field. */
-export type ToolCallPlan =
-  | { kind: "GET"; tool: string; path: string; args: Record<string, unknown> }
-  | { kind: "POST"; tool: string; path: string; body: Record<string, unknown> }
-  | { kind: "FINISH"; tool: string; value: (string | number | null)[] }
-  /** `create` is set when the call was a create tool whose arguments failed validation (a rejected POST). */
-  | { kind: "INVALID"; tool: string; error: string; create?: boolean };
-
-/** `offered`: the tools the model was given (default: the spec's ten); any other name is an unknown tool. */
-export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES): ToolCallPlan {
-  const spec = offered.includes(name) ? TOOLS[name] : undefined;
-  if (!spec) return { kind: "INVALID", tool: name, error: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${offered.join(", ")}` };
-  const invalid = (error: string): ToolCallPlan => ({ kind: "INVALID", tool: name, error, create: spec.kind === "create" || undefined });
+/** Reference tool schemas exported from the original (a JSON array, Chat Completions or Responses form),
+ *  shown to the model instead of ehrgym's own; every name must be one of the tools. Throws one line naming the problem. */
+export function loadToolSchemas(path: string): OpenAITool[] {
   let raw: unknown;
   try {
-    raw = argumentsText.trim() === "" ? {} : JSON.parse(argumentsText);
+    raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (e) {
-    return invalid(`Error: arguments of ${name} are not valid JSON: ${(e as Error).message}`);
+    throw new Error(`--tool-schemas ${path}: ${(e as Error).message}`);
   }
+  const parsed = z.array(ExportedTool).min(1).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`--tool-schemas ${path}: [${issue.path.join(".")}] ${issue.message}`);
+  }
+  return parsed.data.map((t) => {
+    const f = "function" in t && t.function && typeof t.function === "object" ? (t.function as OpenAITool["function"]) : (t as unknown as OpenAITool["function"]);
+    if (!toolSpec(f.name)) throw new Error(`--tool-schemas ${path}: unknown tool ${JSON.stringify(f.name)}`);
+    return { type: "function", function: { name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), parameters: f.parameters } };
+  });
+}
+
+/** What one tool call means. `FAIL` is a call the original cannot run (unknown name, arguments that are
+ *  not JSON or fail validation): its agent loop raises and the run ends with the answer "[]". */
+export type ToolCallPlan =
+  | { kind: "GET"; tool: string; path: string; args: Record<string, unknown> }
+  | { kind: "POST"; tool: string; path: string; args: Record<string, unknown> }
+  | { kind: "FINISH"; tool: string; value: unknown[]; args: Record<string, unknown> }
+  | { kind: "CALC"; tool: string; expression: string; args: Record<string, unknown> }
+  | { kind: "FAIL"; tool: string; error: string; args?: unknown; badJson?: boolean };
+
+/** Plans one call against the offered tool names. `args` are the arguments as the model sent them
+ *  (json.loads), which is what the original logs. */
+export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES): ToolCallPlan {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(argumentsText);
+  } catch (e) {
+    return { kind: "FAIL", tool: name, error: `arguments of ${name} are not valid JSON: ${(e as Error).message}`, badJson: true };
+  }
+  const spec = offered.includes(name) ? toolSpec(name) : undefined;
+  if (!spec) return { kind: "FAIL", tool: name, error: `unknown tool ${JSON.stringify(name)}; available tools: ${offered.join(", ")}`, args: raw };
   const parsed = spec.schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join(".") : "(arguments)";
-    return invalid(`Error: invalid argument ${field} for ${name}: ${issue.message}`);
+    return { kind: "FAIL", tool: name, error: `invalid argument ${field} for ${name}: ${issue.message}`, args: raw };
   }
-  const args = parsed.data as Record<string, unknown>;
-  if (spec.kind === "finish") return { kind: "FINISH", tool: name, value: args.value as (string | number | null)[] };
-  if (spec.kind === "create") return { kind: "POST", tool: name, path: spec.type, body: args };
-  const qs: string[] = [];
-  for (const [k, v] of spec.params(args)) {
-    if (v === undefined) continue;
-    for (const one of Array.isArray(v) ? v : [v]) qs.push(`${k}=${encodeURIComponent(String(one))}`);
+  const args = raw as Record<string, unknown>;
+  switch (spec.kind) {
+    case "finish":
+      return { kind: "FINISH", tool: name, value: (parsed.data as { value: unknown[] }).value, args };
+    case "calculator":
+      return { kind: "CALC", tool: name, expression: (parsed.data as { expression: string }).expression, args };
+    case "create":
+      return { kind: "POST", tool: name, path: spec.type, args };
+    case "search": {
+      const qs: string[] = [];
+      for (const [k, v] of [...spec.params(parsed.data as Record<string, unknown>), ...spec.extra]) {
+        if (v === undefined || v === null) continue;
+        qs.push(`${k}=${encodeURIComponent(String(v))}`);
+      }
+      return { kind: "GET", tool: name, path: qs.length ? `${spec.type}?${qs.join("&")}` : spec.type, args };
+    }
   }
-  qs.push(`_count=${args._count ?? DEFAULT_COUNT}`);
-  return { kind: "GET", tool: name, path: `${spec.type}?${qs.join("&")}`, args };
 }
+
+/** The HTTP method and resource type the original's wrapper maps a tool to (`api_mapping`); calculator,
+ *  finish and unknown names have none. `medarc`: the verifiers port's table (its patient search name). */
+export function apiMapping(name: string, semantics: V2Semantics): { method: "GET" | "POST"; type: string } | undefined {
+  const canonical = semantics === "medarc" ? (name === "fhir_patient_search" ? "patient_search" : name === "patient_search" ? undefined : name) : name === "patient_search" ? name : name === "fhir_patient_search" ? undefined : name;
+  if (canonical === undefined) return undefined;
+  const spec = TOOLS[canonical];
+  if (!spec || (spec.kind !== "search" && spec.kind !== "create")) return undefined;
+  return { method: spec.kind === "search" ? "GET" : "POST", type: spec.type };
+}
+
+export const V2Semantics = z.enum(["original", "medarc"]);
+export type V2Semantics = z.infer<typeof V2Semantics>;

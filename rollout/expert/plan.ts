@@ -43,6 +43,8 @@ export interface ReplayOptions {
   canPage: boolean;
   /** Resource types this protocol can search (all when absent). */
   searchable?: ReadonlySet<string>;
+  /** Filters the protocol's search cannot send, applied to the results (tool protocol). */
+  localFilter?: (resourceType: string, params: [string, string][]) => ((r: FhirResource) => boolean) | undefined;
 }
 
 class Finished {
@@ -76,7 +78,10 @@ export function nextRequests(plan: Plan, task: Task, replies: Reply[], options: 
         const bundle = reply.json as { entry?: { resource?: FhirResource }[]; total?: number; link?: { relation?: string; url?: string }[] };
         for (const e of bundle.entry ?? []) if (e.resource) out.push(e.resource);
         const next = bundle.link?.find((l) => l.relation === "next")?.url;
-        if (!next || !options.canPage || (typeof bundle.total === "number" && out.length >= bundle.total)) return out;
+        if (!next || !options.canPage || (typeof bundle.total === "number" && out.length >= bundle.total)) {
+          const keep = options.localFilter?.(resourceType, params);
+          return keep ? out.filter(keep) : out;
+        }
         request = { kind: "GET", resourceType, params: [], url: next };
       }
     },

@@ -7,7 +7,7 @@ import { ExpertError, nextRequests, type Plan } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
 import { apiBaseFromPrompt, renderText, textReplies } from "./text.ts";
-import { countToolCalls, searchableWith, toolCall, toolReplies } from "./tools.ts";
+import { countToolCalls, localFilter, searchableWith, toolCall, toolReplies } from "./tools.ts";
 
 export interface PolicyInput {
   task: Task;
@@ -64,12 +64,14 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
     canPage: false,
     maxRounds,
     searchable: searchableWith(input.tools),
+    localFilter,
   });
   const first = countToolCalls(input.messages);
+  const patientSearch = offersName(input.tools, "fhir_patient_search") && !offersName(input.tools, "patient_search") ? "fhir_patient_search" : "patient_search";
   const message: Message = {
     role: "assistant",
     content: null,
-    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`)),
+    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`, patientSearch)),
   };
   return message;
 }
@@ -81,3 +83,6 @@ export function createExpertPolicy(options: ExpertOptions = {}): Policy {
     act: async (input) => expertTurn(input, options),
   };
 }
+
+const offersName = (tools: unknown[] | undefined, name: string): boolean =>
+  tools?.some((t) => (t as { function?: { name?: unknown } })?.function?.name === name) ?? false;

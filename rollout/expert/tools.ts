@@ -1,53 +1,134 @@
 // The expert's requests as tool calls (PROTOCOL.md section 2), and tool messages as Replies.
 import type { Message, ToolCall } from "../../env/core/index.ts";
+import * as py from "../../env/python/index.ts";
 import type { Reply, Request } from "./plan.ts";
 
+// MedAgentBench V2's tools (env/protocol/tools.ts). It has no ServiceRequest search, so a plan that would
+// look for existing orders cannot (see `searchableWith`); its searches take fewer filters than the
+// plans use, so `localFilter` applies the rest to what comes back.
 const SEARCH_TOOLS: Record<string, string> = {
-  Patient: "fhir_patient_search",
+  Patient: "patient_search",
   Observation: "fhir_observation_search",
   Condition: "fhir_condition_search",
   Procedure: "fhir_procedure_search",
   MedicationRequest: "fhir_medication_request_search",
-  // Not in every tool set: used only when the environment offers it (see searchableWith).
-  ServiceRequest: "fhir_service_request_search",
 };
 const CREATE_TOOLS: Record<string, string> = {
   Observation: "fhir_vitals_create",
   MedicationRequest: "fhir_medication_request_create",
   ServiceRequest: "fhir_service_request_create",
 };
+/** The procedure search requires a date filter: one every performed procedure matches. */
+const ANY_DATE = "ge1900-01-01";
+const EXPLANATION = "Reading the chart for the task.";
 
-/** Resource types the offered tools can search (all known search tools when the list is not given). */
+/** Resource types the offered tools can search (the original's search tools when the list is not given). */
 export function searchableWith(tools: unknown[] | undefined): ReadonlySet<string> {
   const offered = tools?.map((t) => (t as { function?: { name?: unknown } })?.function?.name).filter((n): n is string => typeof n === "string");
-  const names = offered ? new Set(offered) : new Set(Object.values(SEARCH_TOOLS).filter((n) => n !== SEARCH_TOOLS.ServiceRequest));
+  const names = new Set(offered ?? Object.values(SEARCH_TOOLS));
+  if (names.has("fhir_patient_search")) names.add("patient_search");
   return new Set(Object.entries(SEARCH_TOOLS).flatMap(([type, name]) => (names.has(name) ? [type] : [])));
 }
 
-/** Search parameters the tools take (the server's own `_count` is not a tool argument). */
-const TOOL_PARAMS = new Set(["family", "given", "birthdate", "identifier", "patient", "code", "date", "category", "status"]);
+/** What the plan asked for that the tool cannot send, applied to the results (status only). */
+export function localFilter(resourceType: string, params: [string, string][]): ((r: { [k: string]: unknown }) => boolean) | undefined {
+  const status = resourceType === "MedicationRequest" ? params.find(([k]) => k === "status")?.[1] : undefined;
+  return status === undefined ? undefined : (r) => status.split(",").includes(String(r.status));
+}
 
-export function toolCall(request: Request, id: string): ToolCall {
+const param = (params: [string, string][], key: string): string | null => params.find(([k]) => k === key)?.[1] ?? null;
+
+function searchArgs(resourceType: string, params: [string, string][]): Record<string, unknown> {
+  const patient = param(params, "patient");
+  switch (resourceType) {
+    case "Patient":
+      return { birthdate: param(params, "birthdate"), family: param(params, "family"), given: param(params, "given"), identifier: param(params, "identifier") };
+    case "Observation":
+      return { search_params: { code: param(params, "code"), patient }, explanation: EXPLANATION };
+    case "Procedure":
+      return { search_params: { code: param(params, "code"), date: param(params, "date") ?? ANY_DATE, patient }, explanation: EXPLANATION };
+    case "Condition":
+      return { search_params: { code: param(params, "code"), patient }, explanation: EXPLANATION };
+    default:
+      return { category: param(params, "category"), date: null, patient };
+  }
+}
+
+export function toolCall(request: Request, id: string, patientSearchName = "patient_search"): ToolCall {
   switch (request.kind) {
     case "GET": {
-      const name = SEARCH_TOOLS[request.resourceType];
+      const name = request.resourceType === "Patient" ? patientSearchName : SEARCH_TOOLS[request.resourceType];
       if (!name || request.url) throw new Error(`the tool protocol cannot search ${request.resourceType}`);
-      const args = Object.fromEntries(request.params.filter(([k]) => TOOL_PARAMS.has(k)));
-      return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+      return { id, type: "function", function: { name, arguments: JSON.stringify(searchArgs(request.resourceType, request.params)) } };
     }
     case "POST": {
       const name = CREATE_TOOLS[request.resourceType];
       if (!name) throw new Error(`the tool protocol cannot create ${request.resourceType}`);
-      return { id, type: "function", function: { name, arguments: JSON.stringify(request.body) } };
+      return { id, type: "function", function: { name, arguments: JSON.stringify(toolBody(request.body)) } };
     }
     case "FINISH":
       return { id, type: "function", function: { name: "finish", arguments: JSON.stringify({ value: request.answer }) } };
   }
 }
 
-/** The reply a tool message carries. */
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | undefined => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : undefined);
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** Codings as the original's models require them (system, code and display all strings). */
+function codings(concept: Obj | undefined, fallback: string): Obj[] {
+  const list = Array.isArray(concept?.coding) ? (concept!.coding as unknown[]).map(obj).filter((c): c is Obj => !!c) : [];
+  return list.map((c) => ({ ...c, system: text(c.system) ?? "", code: text(c.code) ?? "", display: text(c.display) ?? text(concept?.text) ?? fallback }));
+}
+
+function quantity(v: unknown, unit: string): Obj {
+  const q = obj(v) ?? {};
+  return { ...q, value: typeof q.value === "number" ? q.value : 1, unit: text(q.unit) ?? unit };
+}
+
+/** A plan's order as the original's create tools require it: every required field present with the
+ *  original's types (a plan written for FHIR may use a route object, a note list, or leave out the
+ *  fields the text protocol does not need). What the graders read is left as the plan wrote it. */
+export function toolBody(body: Obj): Obj {
+  const out: Obj = { ...body };
+  if (body.resourceType === "ServiceRequest") {
+    const code = obj(body.code) ?? {};
+    const label = text(code.text) ?? text(codings(code, "order")[0]?.display) ?? "order";
+    out.code = { ...code, coding: codings(code, label) };
+    const notes = Array.isArray(body.note) ? body.note.map(obj).filter((n): n is Obj => !!n) : obj(body.note) ? [obj(body.note)!] : [];
+    out.note = notes.length === 1 ? notes[0] : { text: notes.map((n) => text(n.text) ?? "").filter(Boolean).join("\n") || label };
+    out.priority ??= "routine";
+    out.occurrenceDateTime ??= body.authoredOn;
+  }
+  if (body.resourceType === "MedicationRequest") {
+    const med = obj(body.medicationCodeableConcept) ?? {};
+    const coding = codings(med, "medication");
+    out.medicationCodeableConcept = { ...med, coding, text: text(med.text) ?? text(coding[0]?.display) ?? "medication" };
+    const dosage = Array.isArray(body.dosageInstruction) ? body.dosageInstruction.map(obj).filter((d): d is Obj => !!d) : [];
+    out.dosageInstruction = (dosage.length ? dosage : [{}]).map((d) => ({
+      ...d,
+      route: text(d.route) ?? text(obj(d.route)?.text) ?? "as directed",
+      doseAndRate: (Array.isArray(d.doseAndRate) && d.doseAndRate.length ? d.doseAndRate.map((x) => obj(x) ?? {}) : [{}]).map((x) => ({
+        ...x,
+        doseQuantity: quantity(x.doseQuantity, "dose"),
+        rateQuantity: quantity(x.rateQuantity, "d"),
+      })),
+    }));
+  }
+  return out;
+}
+
+/** The reply a tool message carries (a long one may come in parts, parsed with `memo`). */
 export function parseToolReply(content: string): Reply {
   if (content.startsWith("Error")) return { ok: false, error: content.slice(0, 300) };
+  // The original's tools answer Python's str() of the JSON they got (dicts with single quotes, True, None).
+  if (content.startsWith("{") || content.startsWith("[")) {
+    try {
+      return { ok: true, json: py.toJs(py.literalEval(content), { intsAsNumbers: true }) };
+    } catch {
+      /* not a Python literal: JSON or text below */
+    }
+  }
   try {
     return { ok: true, json: JSON.parse(content) };
   } catch {
