@@ -1,189 +1,205 @@
+// The tool protocol is MedAgentBench V2's (PROTOCOL.md section 2). Each transcript is built here and
+// its verdict is the one the original gives, derived from reading the original V2 code: its agent loop
+// (`MedAgent.run_iter`), the wrapper's `_to_task_result`, and `new_refsol`/`refsol`'s `check_has_post` and
+// `extract_posts`. The `medarc` cases follow the verifiers port (`env.py`, `graders.py`).
 import { describe, expect, it } from "vitest";
-import { EmbeddedBackend, EnvConfig, EnvInputError, MedAgentEnv, RECORDED_REPLY, type Message } from "../../env/core/index.ts";
-import { DEFAULT_TOOL_NAMES, EXTRA_TOOL_NAMES, openAITools, planToolCall } from "../../env/protocol/index.ts";
-import { API_BASE, MRNS, service, smallStore, solGrader, task } from "./fixtures.ts";
+import { EmbeddedBackend, EnvConfig, MedAgentEnv, type Message } from "../../env/core/index.ts";
+import { calculate, DEFAULT_TOOL_NAMES, MEDARC_TOOL_NAMES, openAITools, planToolCall } from "../../env/protocol/index.ts";
+import type { Task } from "../../env/tasks/index.ts";
+import { MRNS, service, smallStore } from "./fixtures.ts";
 
 const store = smallStore();
-const config = new EnvConfig({ backend: new EmbeddedBackend(store, service(store)), grader: solGrader() });
+const backend = new EmbeddedBackend(store, service(store));
+const original = new EnvConfig({ backend });
+const medarc = new EnvConfig({ backend, v2Semantics: "medarc" });
+const MRN = MRNS[0]!; // born 1953-11-13: 70 on 2023-11-13
+const ctx = "It's 2023-11-13T10:15:00+00:00 now";
+// mab-v1 task2 (age): no POST at all, answer == [70]. mab-v1 task3 (record BP): exactly one accepted POST.
+const age: Task = { id: "task2_1", suite: "mab-v1", type: "task2", instruction: `What's the age of the patient with MRN of ${MRN}?`, context: ctx, eval_MRN: MRN };
+const bp: Task = { id: "task3_1", suite: "mab-v1", type: "task3", instruction: `Record BP 118/77 mmHg for ${MRN}.`, context: ctx, eval_MRN: MRN };
+
 let n = 0;
 const call = (name: string, args: unknown) => ({ id: `call_${n++}`, type: "function" as const, function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } });
-const assistant = (...calls: ReturnType<typeof call>[]): Message => ({ role: "assistant", content: null, tool_calls: calls });
-const vitals = (mrn: string) => ({
+const turn = (...calls: ReturnType<typeof call>[]): Message => ({ role: "assistant", content: null, tool_calls: calls });
+const search = (explanation: string) => call("fhir_condition_search", { search_params: { code: null, patient: MRN }, explanation });
+const finish = (value: unknown[]) => call("finish", { value });
+const bpBody = (over: Record<string, unknown> = {}) => ({
   resourceType: "Observation",
   category: [{ coding: [{ system: "http://hl7.org/fhir/observation-category", code: "vital-signs", display: "Vital Signs" }] }],
   code: { text: "BP" },
   effectiveDateTime: "2023-11-13T10:15:00+00:00",
   status: "final",
   valueString: "118/77 mmHg",
-  subject: { reference: `Patient/${mrn}` },
+  subject: { reference: `Patient/${MRN}` },
+  ...over,
 });
+const create = (over?: Record<string, unknown>) => call("fhir_vitals_create", bpBody(over));
 
-describe("tool protocol definitions", () => {
-  it("exports the ten tools as OpenAI tools JSON generated from zod", () => {
+async function run(config: EnvConfig, task: Task, turns: Message[], maxRounds = 8) {
+  const env = new MedAgentEnv(config);
+  const reset = await env.reset({ task, protocol: "tools", maxRounds });
+  let last;
+  for (const t of turns) {
+    last = await env.step(t);
+    if (last.terminated || last.truncated) break;
+  }
+  return { reset, info: env.record().info, messages: env.record().messages, last };
+}
+
+describe("the original's tools", () => {
+  it("are the original's eleven, with its nesting and required fields, as OpenAI tools JSON", () => {
     const tools = openAITools();
     expect(tools.map((t) => t.function.name)).toEqual([
-      "fhir_patient_search",
-      "fhir_observation_search",
+      "patient_search",
       "fhir_vitals_search",
-      "fhir_vitals_create",
-      "fhir_condition_search",
-      "fhir_procedure_search",
+      "fhir_observation_search",
       "fhir_medication_request_search",
       "fhir_medication_request_create",
       "fhir_service_request_create",
+      "fhir_vitals_create",
+      "fhir_procedure_search",
+      "fhir_condition_search",
+      "calculator",
       "finish",
     ]);
-    for (const t of tools) {
-      expect(t.type).toBe("function");
-      expect(t.function.parameters.type).toBe("object");
-      expect(t.function.description).toBeTruthy();
-      expect(JSON.parse(JSON.stringify(t))).toEqual(t);
-    }
-    const obs = tools.find((t) => t.function.name === "fhir_observation_search")!.function.parameters;
-    expect(obs.required).toEqual(["patient", "code"]);
-    const finish = tools.find((t) => t.function.name === "finish")!.function.parameters as { properties: { value: { type: string } } };
-    expect(finish.properties.value.type).toBe("array");
+    const params = (name: string) => tools.find((t) => t.function.name === name)!.function.parameters as { required?: string[]; properties: Record<string, { required?: string[]; anyOf?: unknown[]; additionalProperties?: unknown }>; additionalProperties?: unknown };
+    // ObservationSearchArgs: search_params + explanation, extra keys forbidden; the params need code and patient.
+    expect(params("fhir_observation_search").required).toEqual(["search_params", "explanation"]);
+    expect(params("fhir_observation_search").additionalProperties).toBe(false);
+    expect(params("fhir_observation_search").properties.search_params!.required).toEqual(["code", "patient"]);
+    // ProcedureSearchParams.date is a plain required str; code is Optional with a default.
+    expect(params("fhir_procedure_search").properties.search_params!.required).toEqual(["date", "patient"]);
+    // Optional[str] without a default is required but nullable (pydantic v2).
+    expect(params("patient_search").required).toEqual(["birthdate", "family", "given", "identifier"]);
+    expect((params("patient_search").properties.identifier as { type?: string[] }).type).toEqual(["string", "null"]);
+    expect(params("fhir_service_request_create").required).toEqual(["resourceType", "code", "authoredOn", "status", "intent", "priority", "subject", "note", "occurrenceDateTime"]);
+    expect(params("calculator").required).toEqual(["expression"]);
+    expect(params("finish").required).toEqual(["value"]);
+    for (const t of tools) expect(t.function.description).toBeTruthy();
+    expect(MEDARC_TOOL_NAMES).toContain("fhir_patient_search");
+    expect(DEFAULT_TOOL_NAMES).not.toContain("fhir_patient_search");
   });
 
-  it("maps each call to exactly one FHIR request", () => {
-    expect(planToolCall("fhir_patient_search", JSON.stringify({ family: "O'Neil Smith", birthdate: "1953-11-13" }))).toMatchObject({
+  it("map searches to the original's requests (its _sort and _count, None dropped)", () => {
+    expect(planToolCall("fhir_observation_search", JSON.stringify({ search_params: { code: "K", patient: MRN }, explanation: "x" }))).toMatchObject({
       kind: "GET",
-      path: "Patient?family=O'Neil%20Smith&birthdate=1953-11-13&_count=5000",
+      path: `Observation?code=K&patient=${MRN}&_sort=-date&_count=200`,
     });
-    expect(planToolCall("fhir_observation_search", JSON.stringify({ patient: "S1", code: "K", date: ["ge2023-01-01", "le2023-12-31"], _count: 10 }))).toMatchObject({
-      path: "Observation?patient=S1&code=K&date=ge2023-01-01&date=le2023-12-31&_count=10",
+    expect(planToolCall("patient_search", JSON.stringify({ birthdate: "1953-11-13", family: "O'Neil Smith", given: null, identifier: null }))).toMatchObject({
+      path: "Patient?birthdate=1953-11-13&family=O'Neil%20Smith",
     });
-    expect(planToolCall("fhir_vitals_search", JSON.stringify({ patient: "S1" }))).toMatchObject({ path: "Observation?patient=S1&category=vital-signs&_count=5000" });
-    expect(planToolCall("fhir_medication_request_search", JSON.stringify({ patient: "S1", date: "ge2023" }))).toMatchObject({
-      path: "MedicationRequest?patient=S1&authoredon=ge2023&_count=5000",
-    });
-    expect(planToolCall("fhir_vitals_create", JSON.stringify(vitals("S1")))).toMatchObject({ kind: "POST", path: "Observation" });
-    expect(planToolCall("finish", JSON.stringify({ value: [1, "a", null] }))).toEqual({ kind: "FINISH", tool: "finish", value: [1, "a", null] });
+    expect(planToolCall("fhir_vitals_search", JSON.stringify({ category: "vital-signs", date: null, patient: MRN }))).toMatchObject({ path: `Observation?category=vital-signs&patient=${MRN}` });
+    // Flat argument shapes where the original nests them fail validation (the run would end).
+    expect(planToolCall("fhir_observation_search", JSON.stringify({ code: "K", patient: MRN }))).toMatchObject({ kind: "FAIL" });
+    expect(planToolCall("patient_search", JSON.stringify({ identifier: MRN }))).toMatchObject({ kind: "FAIL", error: expect.stringContaining("birthdate") });
+    expect(planToolCall("fhir_observation_search", "{not json")).toMatchObject({ kind: "FAIL", badJson: true });
   });
 
-  it.each([
-    ["fhir_observation_search", { code: "K" }, /^Error: invalid argument patient for fhir_observation_search: /],
-    ["fhir_observation_search", { patient: 5, code: "K" }, /^Error: invalid argument patient for fhir_observation_search: .*string/],
-    ["fhir_observation_search", { patient: "S1", code: "K", colour: "red" }, /^Error: invalid argument .*colour|unrecognized/i],
-    ["fhir_observation_search", "{not json", /^Error: arguments of fhir_observation_search are not valid JSON/],
-    ["fhir_patient_search", {}, /^Error: invalid argument family for fhir_patient_search: give at least one/],
-    ["fhir_vitals_create", { ...vitals("S1"), subject: "S1" }, /^Error: invalid argument subject for fhir_vitals_create/],
-    ["finish", { value: [{ a: 1 }] }, /^Error: invalid argument value\.0 for finish/],
-    ["fhir_teleport", {}, /^Error: unknown tool "fhir_teleport"/],
-  ])("%s %j -> error naming the field", (name, args, message) => {
-    const plan = planToolCall(name, typeof args === "string" ? args : JSON.stringify(args));
-    expect(plan.kind).toBe("INVALID");
-    if (plan.kind === "INVALID") expect(plan.error).toMatch(message);
+  it("calculator answers Python's str() of the arithmetic", () => {
+    expect(calculate("1 + 2")).toBe("3");
+    expect(calculate("7 / 2")).toBe("3.5");
+    expect(calculate("(3.5 - 3.1) / 0.1 * 10")).toBe("39.99999999999999");
+    expect(calculate("2 ** 10 // 3")).toBe("341");
+    expect(() => calculate("__import__('os')")).toThrow();
   });
 });
 
-describe("MedAgentEnv, tool protocol", () => {
-  it("executes several calls in order, writes in the overlay, errors as tool messages, finish ends", async () => {
-    const env = new MedAgentEnv(config);
-    const reset = await env.reset({ task: task("tools", MRNS[0], [3.7]), protocol: "tools" });
-    expect(reset.observation.map((m) => m.role)).toEqual(["system", "user"]);
-    expect(reset.observation[1]!.content).toContain("Question: What is the MRN");
-    expect(reset.tools).toHaveLength(10);
-
-    const turn1 = assistant(
-      call("fhir_observation_search", { patient: MRNS[0], code: "K" }),
-      call("fhir_vitals_create", vitals(MRNS[0]!)),
-      call("fhir_vitals_search", { patient: MRNS[0] }),
-      call("fhir_teleport", {}),
-      call("fhir_observation_search", { patient: 5 }),
-    );
-    const s1 = await env.step(turn1);
-    expect(s1.observation.map((m) => [m.role, m.tool_call_id])).toEqual(turn1.tool_calls!.map((c) => ["tool", c.id]));
-    expect(JSON.parse(s1.observation[0]!.content!).total).toBe(3);
-    expect(JSON.parse(s1.observation[1]!.content!)).toMatchObject({ resourceType: "Observation", valueString: "118/77 mmHg" });
-    expect(JSON.parse(s1.observation[2]!.content!).total).toBe(1);
-    expect(s1.observation[3]!.content).toMatch(/^Error: unknown tool/);
-    expect(s1.observation[4]!.content).toMatch(/^Error: invalid argument patient/);
-    expect(s1.info).toMatchObject({ status: "running", rounds: 1, invalidActions: 2 });
-
-    const s2 = await env.step(assistant(call("fhir_condition_search", { patient: MRNS[0] }), call("finish", { value: [3.7] }), call("fhir_vitals_create", vitals(MRNS[0]!))));
-    expect(s2.observation).toHaveLength(1);
-    expect(s2).toMatchObject({ reward: 1, terminated: true, info: { status: "completed", result: "[3.7]", rounds: 2 } });
-
-    const rec = env.record();
-    expect(rec.actions.map((a) => [a.kind, a.tool, a.accepted])).toEqual([
-      ["GET", "fhir_observation_search", undefined],
-      ["POST", "fhir_vitals_create", true],
-      ["GET", "fhir_vitals_search", undefined],
-      ["INVALID", "fhir_teleport", undefined],
-      ["INVALID", "fhir_observation_search", undefined],
-      ["GET", "fhir_condition_search", undefined],
-      ["FINISH", "finish", undefined],
-    ]);
-    expect(rec.actions[1]).toMatchObject({ url: `${API_BASE}Observation`, body: vitals(MRNS[0]!), response: { status: 201 } });
-    expect(JSON.parse(rec.actions[1]!.raw)).toEqual({ name: "fhir_vitals_create", arguments: JSON.stringify(vitals(MRNS[0]!)) });
-    expect(rec.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool", "tool", "tool", "tool", "assistant", "tool"]);
-    expect(store.search("Observation", `patient=${MRNS[0]}&category=vital-signs`).total).toBe(0);
+describe("the original's episode rules and verdicts", () => {
+  it("the first message is the original's <instruction>/<context> text; tools are the original's", async () => {
+    const { reset } = await run(original, age, []);
+    expect(reset.observation.at(-1)!.content).toBe(`<instruction>\n${age.instruction}\n</instruction>\n<context>\n${ctx}\n</context>\n`);
+    expect((reset.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([...DEFAULT_TOOL_NAMES]);
   });
 
-  it("counts a create with bad arguments as a rejected POST", async () => {
-    const env = new MedAgentEnv(config);
-    await env.reset({ task: task("t"), protocol: "tools" });
-    await env.step(assistant(call("fhir_service_request_create", { resourceType: "ServiceRequest" })));
-    expect(env.record().actions[0]).toMatchObject({ kind: "POST", tool: "fhir_service_request_create", accepted: false });
+  it("a search then finish([70]) passes; the tool reply is Python's str() of the JSON", async () => {
+    const { info, messages } = await run(original, age, [turn(call("patient_search", { birthdate: null, family: null, given: null, identifier: MRN })), turn(finish([70]))]);
+    expect(info).toMatchObject({ status: "completed", result: "[70]", reward: 1 });
+    expect(messages.find((m) => m.role === "tool")!.content).toMatch(/^\{'resourceType': 'Bundle', 'id': '[^']+', 'meta': \{'lastUpdated': '/);
   });
 
-  it("records creates without executing them with writes=record", async () => {
-    const env = new MedAgentEnv(config);
-    await env.reset({ task: task("t"), protocol: "tools", writes: "record" });
-    const s = await env.step(assistant(call("fhir_vitals_create", vitals(MRNS[1]!)), call("fhir_vitals_search", { patient: MRNS[1] })));
-    expect(s.observation[0]!.content).toBe(RECORDED_REPLY);
-    expect(JSON.parse(s.observation[1]!.content!).total).toBe(0);
+  it("a turn without tool calls ends the run and is graded with the answer []", async () => {
+    // run_iter breaks when no function call was made and yields finish with value [] (result "[]").
+    const { info } = await run(original, age, [{ role: "assistant", content: "The patient is 70." }]);
+    expect(info).toMatchObject({ status: "invalid_action", reward: 0 });
+    expect(info.checks!.some((c) => /answer/.test(c.name) && !c.ok && /\[\]/.test(c.detail))).toBe(true);
   });
 
-  it("ends with invalid_action when the model answers without tool calls", async () => {
-    const env = new MedAgentEnv(config);
-    await env.reset({ task: task("t"), protocol: "tools" });
-    const s = await env.step({ role: "assistant", content: "The answer is 42." });
-    expect(s).toMatchObject({ terminated: true, reward: 0, info: { status: "invalid_action" } });
+  it("has POST is the substring test over every agent item: search arguments and assistant text count", async () => {
+    // _to_task_result logs a search as "GET url\n" + json.dumps(arguments): an explanation saying POST makes
+    // check_has_post true, so the query task fails although the answer is right.
+    const a = await run(original, age, [turn(search("no POST needed")), turn(finish([70]))]);
+    expect(a.info).toMatchObject({ status: "completed", reward: 0 });
+    const b = await run(original, age, [{ role: "assistant", content: "I will not POST anything.", tool_calls: [finish([70])] }]);
+    expect(b.info.reward).toBe(0);
+    const c = await run(original, age, [turn(search("read the chart")), turn(finish([70]))]);
+    expect(c.info.reward).toBe(1);
   });
 
-  it("rejects messages that are not assistant messages", async () => {
-    const env = new MedAgentEnv(config);
-    await env.reset({ task: task("t"), protocol: "tools" });
-    await expect(env.step({ role: "user", content: "hi" })).rejects.toThrow(EnvInputError);
-    await expect(env.step({ role: "assistant", content: null, tool_calls: [{ id: 1 }] } as never)).rejects.toThrow(/tool_calls\.0\.id/);
-    expect(env.info!.status).toBe("running");
+  it("a create then finish in one turn is an accepted POST (call, then its output, then finish)", async () => {
+    const { info, messages } = await run(original, bp, [turn(create(), finish([]))]);
+    expect(info).toMatchObject({ status: "completed", reward: 1 });
+    expect(messages.filter((m) => m.role === "tool")).toHaveLength(2);
   });
 
-  it("offers fhir_service_request_search only when configured", async () => {
-    const plain = new MedAgentEnv(config);
-    await plain.reset({ task: task("t"), protocol: "tools" });
-    const s0 = await plain.step(assistant(call("fhir_service_request_search", { patient: MRNS[0] })));
-    expect(s0.observation[0]!.content).toMatch(/^Error: unknown tool "fhir_service_request_search"/);
-
-    const extended = new MedAgentEnv(new EnvConfig({ backend: config.backend, grader: solGrader(), tools: [...DEFAULT_TOOL_NAMES, ...EXTRA_TOOL_NAMES] }));
-    const reset = await extended.reset({ task: task("t"), protocol: "tools" });
-    expect((reset.tools as { function: { name: string } }[]).map((t) => t.function.name)).toContain("fhir_service_request_search");
-    const s1 = await extended.step(
-      assistant(
-        call("fhir_service_request_create", {
-          resourceType: "ServiceRequest",
-          code: { coding: [{ system: "http://snomed.info/sct", code: "306181000000106" }] },
-          authoredOn: "2023-11-13T10:15:00+00:00",
-          status: "active",
-          intent: "order",
-          priority: "stat",
-          subject: { reference: `Patient/${MRNS[0]}` },
-        }),
-        call("fhir_service_request_search", { patient: MRNS[0], status: "active" }),
-      ),
-    );
-    expect(JSON.parse(s1.observation[1]!.content!).total).toBe(1);
-    expect(extended.record().actions[1]!.url).toBe(`${API_BASE}ServiceRequest?patient=${MRNS[0]}&status=active&_count=5000`);
-    expect(() => new EnvConfig({ backend: config.backend, tools: ["fhir_nope"] })).toThrow(/unknown tool "fhir_nope"/);
+  it("a create as the run's last item fails the grader (extract_posts reads history[idx+1])", async () => {
+    // The turn limit ends the run after the create's output "POST request accepted", the last item: it
+    // contains "POST" and has no next item, so new_refsol/refsol raise IndexError -> False.
+    const { info } = await run(original, bp, [turn(create())], 1);
+    expect(info).toMatchObject({ status: "limit_reached", reward: 0 });
+    expect(info.checks!.some((c) => /IndexError/.test(c.detail))).toBe(true);
   });
 
-  it("stops at the round limit", async () => {
-    const env = new MedAgentEnv(config);
-    await env.reset({ task: task("t"), protocol: "tools", maxRounds: 1 });
-    const s = await env.step(assistant(call("fhir_patient_search", { identifier: MRNS[2] })));
-    expect(s).toMatchObject({ truncated: true, terminated: false, info: { status: "limit_reached" } });
-    expect(JSON.parse(s.observation[0]!.content!).entry[0].resource.id).toBe(MRNS[2]);
+  it("a call that fails validation ends the run (answer []); the rest of the turn never runs", async () => {
+    // model_validate raises inside run_iter: the run ends without a finish; the create's tool_call item
+    // was logged but has no output, so it is not accepted (and, being last, raises in extract_posts).
+    const { info, messages } = await run(original, bp, [turn(create({ subject: "Patient/" + MRN }), finish([]))]);
+    expect(info).toMatchObject({ status: "invalid_action", reward: 0 });
+    expect(info.error).toMatch(/subject/);
+    expect(messages.filter((m) => m.role === "tool")).toHaveLength(0);
+  });
+
+  it("an unknown tool or arguments that are not JSON end the run", async () => {
+    const a = await run(original, age, [turn(call("fhir_patient_search", { identifier: MRN }))]);
+    expect(a.info).toMatchObject({ status: "invalid_action", reward: 0 });
+    expect(a.info.error).toMatch(/unknown tool/);
+    const b = await run(original, age, [turn(call("patient_search", "{not json"))]);
+    expect(b.info).toMatchObject({ status: "invalid_action", reward: 0 });
+  });
+
+  it("calls after finish in the same turn never run", async () => {
+    // run_iter returns right after finish's output: a create batched after it is not logged at all.
+    const { info, messages } = await run(original, age, [turn(finish([70]), create())]);
+    expect(info).toMatchObject({ status: "completed", reward: 1, result: "[70]" });
+    expect(messages.filter((m) => m.role === "tool")).toHaveLength(1);
+  });
+
+  it("the finish value is json.dumps'd as Python does (floats, separators)", async () => {
+    const { info } = await run(original, age, [turn(finish([70.0, "x", null]))]);
+    expect(info.result).toBe('[70, "x", null]');
   });
 });
+
+describe("--v2-semantics medarc (the verifiers port)", () => {
+  it("offers fhir_patient_search and adds the port's line to the user message", async () => {
+    const { reset } = await run(medarc, age, []);
+    expect((reset.tools as { function: { name: string } }[])[0]!.function.name).toBe("fhir_patient_search");
+    expect(reset.observation.at(-1)!.content).toMatch(/use the finish tool when you have the final answer\.\n$/);
+  });
+
+  it("a create batched with finish fails: the port logs all calls before their replies", async () => {
+    // build_task_result: [POST url, finish(...), POST request accepted]; the last item contains POST -> IndexError.
+    const { info } = await run(medarc, bp, [turn(create(), finish([]))]);
+    expect(info).toMatchObject({ status: "completed", reward: 0 });
+    const ok = await run(medarc, bp, [turn(create()), turn(finish([]))]);
+    expect(ok.info.reward).toBe(1);
+  });
+
+  it("a failing call answers an error and the run goes on; an unknown name is rewritten to calculator", async () => {
+    const { info, messages } = await run(medarc, age, [turn(call("no_such_tool", {}), call("fhir_vitals_create", { resourceType: "Observation" })), turn(finish([70]))]);
+    expect(messages.filter((m) => m.role === "tool").map((m) => m.content!.slice(0, 40))).toEqual(["Error: Invalid tool formatting for 'no_s", expect.stringMatching(/^Error: /), "[70]"]);
+    expect(messages.find((m) => m.role === "assistant")!.tool_calls![0]!.function).toEqual({ name: "calculator", arguments: "{}" });
+    // The failed create was still logged as "POST url..." followed by "POST request accepted": has POST -> 0.
+    expect(info).toMatchObject({ status: "completed", reward: 0 });
+  });
+});
+

@@ -1,7 +1,7 @@
 // Hand-built base stores and action logs for grader tests.
 import { createStoreBuilder, type FhirReader, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { grade, type GradeResult } from "../../env/graders/index.ts";
-import type { Action, EpisodeStatus, Protocol } from "../../env/protocol/index.ts";
+import { historyActions, originalHistory, type Action, type EpisodeStatus, type Protocol, type TraceStep } from "../../env/protocol/index.ts";
 import { Task, type TaskInput } from "../../env/tasks/index.ts";
 
 export const API = "http://localhost:8080/fhir/";
@@ -132,16 +132,20 @@ export function gradeText(t: Task, base: FhirReader, turns: string[], status: Ep
   return grade({ task: t, protocol, status, actions, ...(result !== undefined ? { result } : {}), base, apiBase: API });
 }
 
-/** Tool-protocol log: create calls (accepted) and a finish value. */
+/** Tool-protocol run as the original V2 loop logs it: each create call then its output (a create that is
+ *  not accepted raised, so it has no output and the run ends there), then finish; graded on the
+ *  `_to_task_result` history of that trace. */
 export function gradeTools(t: Task, base: FhirStore, creates: { type: string; body: unknown; accepted?: boolean }[], finish: unknown): GradeResult {
-  const actions: Action[] = creates.map((c) => ({
-    kind: "POST",
-    raw: JSON.stringify({ name: `fhir_${c.type}_create`, arguments: c.body }),
-    tool: c.type === "ServiceRequest" ? "fhir_service_request_create" : c.type === "Observation" ? "fhir_vitals_create" : "fhir_medication_request_create",
-    url: `${API}${c.type}`,
-    body: c.body,
-    accepted: c.accepted ?? true,
-  }));
-  actions.push({ kind: "FINISH", raw: JSON.stringify({ name: "finish", arguments: { value: finish } }), tool: "finish" });
-  return grade({ task: t, protocol: "tools", status: "completed", actions, result: JSON.stringify(finish), base, apiBase: API });
+  const trace: TraceStep[] = [];
+  const name = (type: string) => (type === "ServiceRequest" ? "fhir_service_request_create" : type === "Observation" ? "fhir_vitals_create" : "fhir_medication_request_create");
+  let ended = false;
+  creates.forEach((c, i) => {
+    if (ended) return;
+    trace.push({ type: "tool_call", name: name(c.type), arguments: JSON.stringify(c.body), callId: `c${i}` });
+    if (c.accepted === false) ended = true;
+    else trace.push({ type: "tool_output", callId: `c${i}` });
+  });
+  if (!ended) trace.push({ type: "tool_call", name: "finish", arguments: JSON.stringify({ value: finish }), callId: "f" }, { type: "tool_output", callId: "f" });
+  const actions = historyActions(originalHistory(trace, API));
+  return grade({ task: t, protocol: "tools", status: "completed", actions, result: ended ? "[]" : JSON.stringify(finish), base, apiBase: API });
 }
