@@ -11,7 +11,7 @@ import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { ExpertError, nextRequests, planFor, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
 import { apiBaseFromPrompt, parseTextReply, renderText } from "../expert/text.ts";
-import { parseToolReply, searchableWith, toolCall } from "../expert/tools.ts";
+import { localFilter, parseToolReply, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
@@ -215,19 +215,22 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const real = realReplies(messages, "tools");
   const ids = callIds(state, messages);
   const searchable = searchableWith(input.tools);
+  // The verifiers port names the patient search fhir_patient_search.
+  const patientSearch = searchable.has("Patient") && !offers(input.tools, "patient_search") ? "fhir_patient_search" : "patient_search";
+  const tc = (request: Request, id: string) => toolCall(request, id, patientSearch);
   let ops = state.ops;
   let applied = state.applied;
   let skipped = false;
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "tools");
-    const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable });
+    const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable, localFilter });
     const mistake = applied ? null : strikes(state, ops.length, requests, task);
     const rng = new Rng(state.plan.seed);
     const calls: ToolCall[] = [];
     let content: string | null = null;
     let ended = false;
     const add = (request: Request, op: string) => {
-      calls.push(toolCall(request, ids(calls.length)));
+      calls.push(tc(request, ids(calls.length)));
       if (request.kind === "FINISH") ended = true;
       else ops += op;
     };
@@ -259,13 +262,13 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
         ended = true;
         break;
       case "malformed_call": {
-        const call = toolCall(requests[0]!, ids(0));
+        const call = tc(requests[0]!, ids(0));
         calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
         ops += "d";
         break;
       }
       case "unneeded_post":
-        calls.push(toolCall({ kind: "POST", resourceType: "ServiceRequest", body: unneededOrder(taskMrn(task), taskNow(task)) }, ids(0)));
+        calls.push(tc({ kind: "POST", resourceType: "ServiceRequest", body: unneededOrder(taskMrn(task), taskNow(task)) }, ids(0)));
         ops += "d";
         for (const r of requests) add(r, "r");
         break;
@@ -279,7 +282,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
           if (mistake === "missing_post") ops += "f";
           else if (mistake === "wrong_post_value") add({ ...post, body: wrongBody(post.body, rng, task.suite === "mab-v2") }, "r");
           else {
-            const call = toolCall(post, ids(calls.length));
+            const call = tc(post, ids(calls.length));
             calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
             ops += "a";
           }
@@ -295,3 +298,6 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
     return { message: toolMessage(content, calls), next: ended ? undefined : { ...state, ops, applied }, did: mistake ?? (skipped ? "missing_post" : "expert") };
   }
 }
+
+const offers = (tools: unknown[] | undefined, name: string): boolean =>
+  tools === undefined || tools.some((t) => (t as { function?: { name?: unknown } })?.function?.name === name);

@@ -38,7 +38,7 @@ function lookupCase(patient: FhirResource, index: number): LookupCase {
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: "call_1", type: "function", function: { name: "fhir_patient_search", arguments: JSON.stringify({ family: name.family, given: name.given[0], birthdate: birthDate }) } },
+          { id: "call_1", type: "function", function: { name: "patient_search", arguments: JSON.stringify({ birthdate: birthDate, family: name.family, given: name.given[0], identifier: null }) } },
         ],
       },
       { role: "assistant", content: null, tool_calls: [{ id: "call_2", type: "function", function: { name: "finish", arguments: JSON.stringify({ value: [mrn] }) } }] },

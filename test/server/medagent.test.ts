@@ -47,7 +47,7 @@ describe("reward server over MedAgentEnv", () => {
   it("plays a tool-protocol episode with OpenAI tool calls", async () => {
     const c = cases[1]!;
     const created = await post("/v1/episodes", { task_id: c.task.id, protocol: "tools" });
-    expect(created.json.tools.map((t: any) => t.function.name)).toContain("fhir_patient_search");
+    expect(created.json.tools.map((t: any) => t.function.name)).toContain("patient_search");
     const id = created.json.episode_id;
     const search = await post(`/v1/episodes/${id}/step`, { message: c.toolTurns[0] });
     expect(search.json.observation).toEqual([expect.objectContaining({ role: "tool", tool_call_id: "call_1" })]);
