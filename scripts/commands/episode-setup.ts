@@ -7,6 +7,7 @@ import { z } from "zod";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
 import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_SEED, generateStore } from "../../env/ehr/index.ts";
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
+import { loadToolSchemas, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
 import { collect, NO_CACHE_HELP } from "./common.ts";
@@ -40,6 +41,8 @@ export const SetupFlags = z.object({
   writes: z.enum(["execute", "record"]).default("execute"),
   limit: intFlag(1, 10_000_000).optional(),
   types: list.pipe(z.array(z.string().regex(/^(v2_)?task\d+$/, "a task type like task5 or v2_task9")).min(1)).optional(),
+  toolSchemas: existingFile.optional(),
+  v2Semantics: V2Semantics.default("original"),
 });
 export type SetupFlags = z.infer<typeof SetupFlags>;
 
@@ -93,7 +96,9 @@ export function addSetupOptions(cmd: Command, defaults: { perType: string }): Co
     .option("--max-rounds <n>", "round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--limit <n>", "run at most N tasks")
-    .option("--types <list>", "only these task types, e.g. task1,task5");
+    .option("--types <list>", "only these task types, e.g. task1,task5")
+    .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
+    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original");
 }
 
 export function addModelOptions(cmd: Command, defaults: { concurrency: string }): Command {
@@ -205,9 +210,22 @@ export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
   return { tasks, heldOut, source };
 }
 
-export function makeEnvFactory(store: FhirStore): () => MedAgentEnv {
-  const config = new EnvConfig({ backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE) });
+export function makeEnvFactory(store: FhirStore, flags: Pick<SetupFlags, "toolSchemas" | "v2Semantics"> = { v2Semantics: "original" }): () => MedAgentEnv {
+  const config = new EnvConfig({
+    backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE),
+    v2Semantics: flags.v2Semantics,
+    ...(flags.toolSchemas ? { toolSchemas: toolSchemasOf(flags.toolSchemas) } : {}),
+  });
   return () => new MedAgentEnv(config);
+}
+
+/** `--tool-schemas FILE`, or a usage error naming the problem. */
+export function toolSchemasOf(path: string): OpenAITool[] {
+  try {
+    return loadToolSchemas(path);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 /** The sampling parameters given, with a default temperature for the job (rollout 0.7, eval 0). */

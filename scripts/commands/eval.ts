@@ -42,7 +42,7 @@ export async function runEval(raw: unknown): Promise<number> {
       existingHeads: out.heads,
       policy,
       items: runItems(tasks, o.samples),
-      makeEnv: makeEnvFactory(store),
+      makeEnv: makeEnvFactory(store, o),
       ...runFlags(o),
       patients,
       meta: { tasks: source, samples: o.samples },

@@ -67,7 +67,7 @@ export async function runRollout(raw: unknown): Promise<number> {
       existingHeads: out.heads,
       policy,
       items,
-      makeEnv: makeEnvFactory(store),
+      makeEnv: makeEnvFactory(store, o),
       ...runFlags(o),
       ...(o.targetCorrect !== undefined ? { targetCorrect: o.targetCorrect } : {}),
       ...(o.maxEpisodes !== undefined ? { maxEpisodes: o.maxEpisodes } : {}),

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
 import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
-import { loadFunctions, loadPromptTemplate } from "../../env/protocol/index.ts";
+import { loadFunctions, loadPromptTemplate, loadToolSchemas, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
 import { NO_CACHE_HELP, parseOptions, closeOnSignal } from "./common.ts";
@@ -30,6 +30,8 @@ export const ServeOptions = z
     apiBase: z.url().refine((u) => u.endsWith("/"), { message: "must end with /" }).default("http://localhost:8080/fhir/"),
     promptTemplate: existingFile.optional(),
     functions: existingFile.optional(),
+    toolSchemas: existingFile.optional(),
+    v2Semantics: V2Semantics.default("original"),
     maxRounds: intFlag(1, 1000).default(8),
     writes: z.enum(["execute", "record"]).default("execute"),
     maxEpisodes: intFlag(1, 10_000_000).default(DEFAULTS.maxEpisodes),
@@ -75,6 +77,8 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
     writes: o.writes,
     ...(o.promptTemplate ? { promptTemplate: loadPromptTemplate(o.promptTemplate) } : {}),
     ...(o.functions ? { functions: loadFunctions(o.functions) } : {}),
+    ...(o.toolSchemas ? { toolSchemas: usage(() => loadToolSchemas(o.toolSchemas!)) } : {}),
+    v2Semantics: o.v2Semantics,
   });
   const server = createRewardServer({
     backend: medAgentBackend(config, tasks),
@@ -131,6 +135,8 @@ export function registerServe(program: Command): void {
     .option("--api-base <url>", "FHIR base URL the agent sees (trailing slash)", "http://localhost:8080/fhir/")
     .option("--prompt-template <file>", "text protocol prompt template")
     .option("--functions <file>", "text protocol function list")
+    .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
+    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
     .option("--max-rounds <n>", "default round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--max-episodes <n>", "episodes kept at once", String(DEFAULTS.maxEpisodes))
@@ -143,4 +149,12 @@ export function registerServe(program: Command): void {
     .action(async (opts: Record<string, unknown>) => {
       await runServe(opts);
     });
+}
+
+function usage<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }

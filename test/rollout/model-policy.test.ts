@@ -150,11 +150,12 @@ describe("model policy: what the model sends back", () => {
     for (const r of bad) expect(r.status).toBe("invalid_action");
   });
 
-  it("tool calls whose arguments are not JSON get the environment's error reply", async () => {
+  it("tool calls whose arguments are not JSON end the run, graded with the answer [] (MedAgentBench V2)", async () => {
     const s = await teacher({ faults: "badargs:0.3" });
     const { rows } = await run(policyFor(s.url), "tools");
-    const replies = rows.flatMap((r) => r.messages).filter((m) => m.role === "tool" && /not valid JSON/.test(m.content ?? ""));
-    expect(replies.length).toBeGreaterThan(0);
+    const ended = rows.filter((r) => r.status === "invalid_action" && /not valid JSON/.test(r.error ?? ""));
+    expect(ended.length).toBeGreaterThan(0);
+    for (const r of ended) expect(r.reward).toBe(0);
   });
 
   it("context_length_exceeded ends the episode as context_limit", async () => {
