@@ -155,7 +155,8 @@ describe("model policy: what the model sends back", () => {
     const { rows } = await run(policyFor(s.url), "tools");
     const ended = rows.filter((r) => r.status === "invalid_action" && /not valid JSON/.test(r.error ?? ""));
     expect(ended.length).toBeGreaterThan(0);
-    for (const r of ended) expect(r.reward).toBe(0);
+    // Still graded: an action task whose rule is "no POST" passes on "[]" (the original's verdict too).
+    for (const r of ended) expect(r.checks.length).toBeGreaterThan(0);
   });
 
   it("context_length_exceeded ends the episode as context_limit", async () => {
