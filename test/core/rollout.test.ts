@@ -68,7 +68,7 @@ describe("Environment.rollout with the openai client", () => {
 
   it("tool protocol: tool calls, tool messages, finish", async () => {
     scripts.set("tool-model", [
-      { tool_calls: [{ id: "c1", type: "function", function: { name: "fhir_observation_search", arguments: JSON.stringify({ patient: MRNS[0], code: "K" }) } }] },
+      { tool_calls: [{ id: "c1", type: "function", function: { name: "fhir_observation_search", arguments: JSON.stringify({ search_params: { patient: MRNS[0], code: "K" }, explanation: "latest potassium" }) } }] },
       { tool_calls: [{ id: "c2", type: "function", function: { name: "finish", arguments: JSON.stringify({ value: [MRNS[0]] }) } }] },
     ]);
     const env = new Environment({ backend, grader: solGrader() }, { protocol: "tools" });
@@ -77,7 +77,7 @@ describe("Environment.rollout with the openai client", () => {
     expect(result.completion.map((m) => m.role)).toEqual(["assistant", "tool", "assistant"]);
     expect(result.completion[1]!.tool_call_id).toBe("c1");
     const sent = requests.filter((r) => r.model === "tool-model");
-    expect(sent[0]!.tools).toHaveLength(10);
+    expect(sent[0]!.tools).toHaveLength(11);
     expect((sent[1]!.messages as { role: string }[]).map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
   });
 
