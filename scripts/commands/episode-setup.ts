@@ -224,7 +224,7 @@ export function toolSchemasOf(path: string): OpenAITool[] {
   try {
     return loadToolSchemas(path);
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UserError((e as Error).message);
   }
 }
 

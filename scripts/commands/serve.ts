@@ -155,6 +155,6 @@ function usage<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UserError((e as Error).message);
   }
 }

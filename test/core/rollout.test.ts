@@ -74,7 +74,7 @@ describe("Environment.rollout with the openai client", () => {
     const env = new Environment({ backend, grader: solGrader() }, { protocol: "tools" });
     const result = await env.rollout(client, "tool-model", task("r2", MRNS[0], [MRNS[0]]));
     expect(result).toMatchObject({ reward: 1, state: { status: "completed", protocol: "tools" } });
-    expect(result.completion.map((m) => m.role)).toEqual(["assistant", "tool", "assistant"]);
+    expect(result.completion.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool"]); // finish answers too, as in the original
     expect(result.completion[1]!.tool_call_id).toBe("c1");
     const sent = requests.filter((r) => r.model === "tool-model");
     expect(sent[0]!.tools).toHaveLength(11);
