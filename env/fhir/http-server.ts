@@ -3,6 +3,7 @@
 // MedAgentBench HAPI Docker image at http://HOST:PORT/fhir/.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { nestedDeeperThan, nestingMessage } from "../util/index.ts";
 import { FhirError, type FhirRequest, type FhirResponse, type Overlay } from "./types.ts";
 import { httpStatusOf } from "../util/index.ts";
 
@@ -262,6 +263,7 @@ function checkJsonBody(body: string): FhirResponse | undefined {
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     return outcome(400, "Request body must be a JSON object (a FHIR resource)");
   }
+  if (nestedDeeperThan(parsed)) return outcome(400, `Request body is ${nestingMessage()}`);
   return undefined;
 }
 

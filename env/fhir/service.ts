@@ -4,6 +4,7 @@ import { EntryTexts } from "./entries.ts";
 import { renderBundle, renderOperationOutcome, type BundleLink, type BundleParts } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
 import { nowInstant, scanSort, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { nestedDeeperThan, nestingMessage } from "../util/index.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
 import { compactJson, prettyJson, reindent } from "./pretty.ts";
@@ -278,11 +279,15 @@ export class FhirService {
 
   private parseBody(type: string, body: string | undefined): unknown {
     if (body === undefined || body.trim() === "") throw new FhirError(400, `No ${type} resource in the request body`);
+    let plain: unknown;
     try {
-      return parseLossless(body);
+      plain = JSON.parse(body);
     } catch (e) {
       throw new FhirError(400, `Failed to parse request body as JSON resource. Error was: ${(e as Error).message}`);
     }
+    // The lossless parser recurses: a body nested thousands deep would overflow the stack.
+    if (nestedDeeperThan(plain)) throw new FhirError(400, `Request body is ${nestingMessage()}`);
+    return parseLossless(body);
   }
 
   private writeReply(status: number, engine: OverlayImpl, rec: OverlayRecord, pretty: boolean): FhirResponse {

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { decodeBody, encodeBody, replyEncoding, requestEncoding, type Encoding } from "./codec.ts";
 import { badRequest, HttpError } from "./errors.ts";
-import { httpStatusOf } from "../util/index.ts";
+import { httpStatusOf, nestedDeeperThan, nestingMessage } from "../util/index.ts";
 
 export interface Request {
   method: string;
@@ -184,6 +184,7 @@ class Exchange {
       const encoding = requestEncoding(req.headers["content-type"]);
       this.reply = replyEncoding(req.headers.accept, encoding);
       body = decodeBody(await readBody(req, this.options.maxBodyBytes), encoding);
+      if (nestedDeeperThan(body)) throw new HttpError(400, `body: ${nestingMessage()}`, "body");
     }
     const query = new URLSearchParams(this.q === -1 ? "" : this.url.slice(this.q + 1));
     const out = await route.handle({ method, segments: this.segments, query, body, headers: req.headers }, this.params!);

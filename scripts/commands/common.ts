@@ -3,14 +3,39 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { UserError } from "../../env/util/index.ts";
 
+function kindOf(p: string): "file" | "directory" | "other" | undefined {
+  try {
+    const st = statSync(p);
+    return st.isFile() ? "file" : st.isDirectory() ? "directory" : "other";
+  } catch {
+    return undefined;
+  }
+}
+
+/** A flag naming a file to read: "no such file" or "is a directory, expected a file". */
+export const existingFile = z.string().superRefine((p, ctx) => {
+  const kind = kindOf(p);
+  if (kind === undefined) ctx.addIssue({ code: "custom", message: "no such file" });
+  else if (kind === "directory") ctx.addIssue({ code: "custom", message: "is a directory, expected a file" });
+});
+
+/** A flag naming a folder to read: "no such directory" or "is a file, expected a directory". */
+export const existingDir = z.string().superRefine((p, ctx) => {
+  const kind = kindOf(p);
+  if (kind === undefined) ctx.addIssue({ code: "custom", message: "no such directory" });
+  else if (kind !== "directory") ctx.addIssue({ code: "custom", message: "is a file, expected a directory" });
+});
+
 /** Parse commander's option object with a zod schema; errors name the flag and the value given. */
 export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {
-    const key = issue.path.map(String).join(".");
+    const key = issue.path.length ? String(issue.path[0]) : "";
     const flag = key ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : "options";
-    const given = key && raw && typeof raw === "object" ? (raw as Record<string, unknown>)[String(issue.path[0])] : undefined;
+    let given = key && raw && typeof raw === "object" ? (raw as Record<string, unknown>)[key] : undefined;
+    // A repeatable flag: the one value at fault.
+    if (Array.isArray(given) && typeof issue.path[1] === "number") given = given[issue.path[1]];
     return `${flag}: ${issue.message}${given !== undefined ? ` (got ${JSON.stringify(given)})` : ""}`;
   });
   throw new UserError(lines.join("\n"));

@@ -18,12 +18,10 @@ import {
 } from "../../env/ehr/index.ts";
 import { NdjsonIndexStream, createStoreBuilder, loadNdjson, type FhirReader } from "../../env/fhir/index.ts";
 import { BranchError, branchOf, branchesOf, taskTypes, type Suite } from "../../env/tasks/index.ts";
-import { parseOptions } from "./common.ts";
+import { existingDir, existingFile, parseOptions } from "./common.ts";
 import { exportFiles } from "./fhir.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
-const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 
 const GenerateFlags = z
   .object({

@@ -1,6 +1,6 @@
 // What `eval` and `rollout` share: the EHR to run on, the tasks, and the model policy's flags.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
@@ -10,14 +10,12 @@ import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/i
 import { loadToolSchemas, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
-import { collect, NO_CACHE_HELP } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
 import { UserError } from "../../env/util/index.ts";
 
 export const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-export const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
-const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 const list = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
 const number = (min: number, max: number) => z.coerce.number().min(min).max(max);
 

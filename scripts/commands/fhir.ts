@@ -14,15 +14,13 @@ import {
   startFhirHttpServer,
   type FhirStore,
 } from "../../env/fhir/index.ts";
-import { NO_CACHE_HELP, collect, parseOptions } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
 /** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
 const NON_TTY = { noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 5000 };
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
-const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 
 /** Where a store comes from: --import FILE..., --data DIR (an export), or --synthetic. */
 const StoreSource = z.object({

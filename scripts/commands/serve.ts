@@ -1,5 +1,4 @@
 // `ehrgym serve`: the HTTP reward server for trainers in other languages (JSON + MessagePack).
-import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
@@ -7,13 +6,11 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate, loadToolSchemas, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { NO_CACHE_HELP, parseOptions, closeOnSignal } from "./common.ts";
+import { closeOnSignal, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { UserError } from "../../env/util/index.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
-const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 
 export const ServeOptions = z
   .object({

@@ -4,19 +4,17 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { UserError, writeFileAtomic } from "../../env/util/index.ts";
-import { collect, NO_CACHE_HELP, parseOptions } from "./common.ts";
+import { checkOutputFile, collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
-const existingDir = z.string().refine((p) => existsSync(p) && statSync(p).isDirectory(), { message: "no such directory" });
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const Fractions = z
   .string()
   .transform((s) => s.split(",").map((x) => Number(x.trim())))
-  .refine((xs) => xs.length === 3 && xs.every((x) => Number.isFinite(x) && x >= 0) && xs.some((x) => x > 0), {
-    message: "expected three non-negative numbers like 0.8,0.1,0.1",
-  })
+  .refine((xs) => xs.length === 3 && xs.every((x) => Number.isFinite(x)), { message: "expected three numbers like 0.8,0.1,0.1" })
+  .refine((xs) => xs.every((x) => x >= 0 && x <= 1), { message: "each fraction must be from 0 to 1" })
+  .refine((xs) => Math.abs(xs[0]! + xs[1]! + xs[2]! - 1) < 1e-9, { message: "the three fractions must sum to 1" })
   .transform((xs) => xs as [number, number, number]);
 
 export const GenerateTaskOptions = z
@@ -71,6 +69,7 @@ function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
 export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
   if (o.data && o.synthetic) throw new UserError("--data cannot be combined with --synthetic");
   if (o.data && (o.patients !== undefined || o.ehrSeed !== undefined)) throw new UserError("--patients and --ehr-seed need --synthetic (not --data)");
+  checkOutputFile("--out", o.out, [...o.like, ...o.excludeMrnsFrom]);
   const suites: Suite[] = o.suite === "all" ? ["mab-v1", "mab-v2"] : [o.suite];
   const like: Task[] = [];
   for (const f of o.like) {

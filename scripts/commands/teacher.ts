@@ -1,14 +1,12 @@
 // `ehrgym teacher serve`: the OpenAI-compatible stand-in model server (ROLLOUT.md). Not a model: the
 // scripted expert with seeded mistakes, for tests, benchmarks and offline demos.
-import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
-import { collect, parseOptions, closeOnSignal } from "./common.ts";
+import { closeOnSignal, collect, existingFile, parseOptions } from "./common.ts";
 import { UserError } from "../../env/util/index.ts";
 
-const existingFile = z.string().refine((p) => existsSync(p) && statSync(p).isFile(), { message: "no such file" });
 
 export const TeacherServeOptions = z
   .object({

@@ -46,6 +46,12 @@ describe("FHIR HTTP server: bad input", () => {
 
   const patient = (extra: Record<string, unknown> = {}) => JSON.stringify({ resourceType: "Patient", name: [{ family: "Doe", given: ["Jane"] }], ...extra });
 
+  it("a body nested 5,000 deep -> 400 naming the nesting limit, and the server keeps answering", async () => {
+    const deep = `{"resourceType":"Observation","status":"final","x":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    await expectOutcome("POST", "Observation", deep, 400, /nested deeper than 100 levels of objects and arrays \(the limit\)/);
+    await expectOutcome("PUT", "Observation/1", deep, 400, /nested deeper than 100 levels/);
+    expect((await fetch(server.url + "metadata")).status).toBe(200);
+  });
   it("malformed URL (bad percent-encoding) -> 400", () => expectOutcome("GET", "Observation?code=%zz", undefined, 400, /Malformed URL.*%zz/));
   it("unknown search parameter -> 400 naming it and the valid ones", () =>
     expectOutcome("GET", `Observation?foo=bar&patient=${mrn(0)}`, undefined, 400, /foo[\s\S]*patient/));

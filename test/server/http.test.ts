@@ -84,6 +84,19 @@ describe("reward server: episodes over JSON", () => {
     expect(r.json).toMatchObject({ reward: 1, terminated: true });
   });
 
+  it("answers a body nested 5,000 deep with 400 naming the nesting limit (JSON and MessagePack)", async () => {
+    const { url } = await start();
+    const deep = `{"task_id":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    const json = await call(url, "POST", "/v1/episodes", deep);
+    expect(json.status).toBe(400);
+    expect(json.text).toContain("nested deeper than 100 levels of objects and arrays (the limit)");
+    let value: unknown = [];
+    for (let i = 0; i < 500; i++) value = [value]; // the encoder itself recurses
+    const packed = await fetch(url + "/v1/episodes", { method: "POST", headers: { "Content-Type": "application/msgpack", Accept: "application/json" }, body: new Uint8Array(msgpack.encode({ task_id: value })) });
+    expect(packed.status).toBe(400);
+    expect((await call(url, "GET", "/healthz")).status).toBe(200);
+  });
+
   it("truncates at max_rounds", async () => {
     const { url } = await start();
     const id = (await call(url, "POST", "/v1/episodes", { task_id: fixtureTasks[1]!.id, max_rounds: 2 })).json.episode_id;

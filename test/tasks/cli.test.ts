@@ -69,12 +69,17 @@ describe("ehrgym tasks", () => {
       [["--suite", "mab-v3"], /--suite/],
       [["--split", "dev"], /--split/],
       [["--split-fractions", "0.5,0.5"], /--split-fractions/],
+      [["--split-fractions", "2,2,2"], /--split-fractions: each fraction must be from 0 to 1 \(got "2,2,2"\)/],
+      [["--split-fractions", "-0.2,0.6,0.6"], /--split-fractions: each fraction must be from 0 to 1/],
+      [["--split-fractions", "0.5,0.2,0.2"], /--split-fractions: the three fractions must sum to 1/],
+      [["--like", dir], /--like: is a directory, expected a file/],
       [["--data", join(dir, "nope")], /--data/],
       [["--exclude-mrns-from", join(dir, "nope.txt")], /--exclude-mrns-from/],
       [["--like", join(dir, "nope.json")], /--like/],
       [["--seed", "-1"], /--seed/],
     ];
     mkdirSync(join(dir, "d"));
+    writeFileSync(join(dir, "mrns.txt"), "S2000001\n");
     const results = await Promise.all(cases.map(([args]) => cli("tasks", "generate", "--out", out, ...args)));
     results.forEach((r, i) => {
       expect(r.status, cases[i]![0].join(" ")).toBe(2);
@@ -83,6 +88,12 @@ describe("ehrgym tasks", () => {
     const conflict = await cli("tasks", "generate", "--out", out, "--data", join(dir, "d"), "--synthetic");
     expect(conflict.status).toBe(2);
     expect(conflict.stderr).toMatch(/--synthetic/);
+    const onInput = await cli("tasks", "generate", "--out", join(dir, "mrns.txt"), "--exclude-mrns-from", join(dir, "mrns.txt"));
+    expect(onInput.status).toBe(2);
+    expect(onInput.stderr).toContain("it is also an input of this command");
+    const onDir = await cli("tasks", "generate", "--out", join(dir, "d"));
+    expect(onDir.status).toBe(2);
+    expect(onDir.stderr).toContain(`--out ${join(dir, "d")}: is a directory; give a file path`);
     const stats = await cli("tasks", "stats", join(dir, "missing.jsonl"));
     expect(stats.status).toBe(2);
     writeFileSync(join(dir, "broken.jsonl"), '{"id": "task1_1"}\n');
