@@ -41,6 +41,20 @@ async function sha256File(path: string): Promise<string> {
   return h.digest("hex");
 }
 
+/** The non-blank lines of a dataset file, parsed (undefined, with the problem noted, when a line is not JSON). */
+async function* jsonLines(dir: string, path: string, problem: (p: string) => void): AsyncGenerator<{ where: string; json: unknown }> {
+  for await (const line of readLines(join(dir, path))) {
+    if (!line.text) continue;
+    const where = `${path}:${line.lineNo}`;
+    try {
+      yield { where, json: JSON.parse(line.text) as unknown };
+    } catch {
+      problem(`${where}: not JSON`);
+      yield { where, json: undefined };
+    }
+  }
+}
+
 export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[] } = {}): Promise<ValidateResult> {
   const problems: string[] = [];
   const problem = (p: string) => {
@@ -75,17 +89,9 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     const split = f.path.slice(5).replace(/-\d{5}-of-\d{5}\.jsonl$/, "");
     const fileIds: string[] = [];
     let n = 0;
-    for await (const line of readLines(join(dir, f.path))) {
-      if (!line.text) continue;
+    for await (const { where, json } of jsonLines(dir, f.path, problem)) {
       n++;
-      const where = `${f.path}:${line.lineNo}`;
-      let json: unknown;
-      try {
-        json = JSON.parse(line.text);
-      } catch {
-        problem(`${where}: not JSON`);
-        continue;
-      }
+      if (json === undefined) continue;
       const rowProblems = trlLineProblems(json, keep);
       for (const p of rowProblems) problem(`${where}: ${p}`);
       const parsed = TrlRow.safeParse(json);
@@ -133,18 +139,9 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   // format openai: only the fields the upload accepts
   for (const f of manifest.files.filter((x) => x.path.startsWith("openai/"))) {
     let n = 0;
-    for await (const line of readLines(join(dir, f.path))) {
-      if (!line.text) continue;
+    for await (const { where, json } of jsonLines(dir, f.path, problem)) {
       n++;
-      const where = `${f.path}:${line.lineNo}`;
-      let json: unknown;
-      try {
-        json = JSON.parse(line.text);
-      } catch {
-        problem(`${where}: not JSON`);
-        continue;
-      }
-      for (const p of openAiLineProblems(json)) problem(`${where}: ${p}`);
+      if (json !== undefined) for (const p of openAiLineProblems(json)) problem(`${where}: ${p}`);
     }
     if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
   }
