@@ -100,14 +100,15 @@ export interface OpenAiRecord {
  * A row in format openai, or undefined when it has no turn to train on. Assistant turns weigh 1
  * when the episode was correct and the turn is a valid action, else 0; `arguments` are JSON
  * strings; `tools` and `parallel_tool_calls` only in the tool protocol, the latter true when a turn
- * calls several tools. A conversation ends on the assistant's last turn: its final tool calls
- * (`finish`) get no reply, as in OpenAI's function-calling fine-tuning examples, which end on the
- * assistant message that makes the calls.
+ * calls several tools. A conversation ends on the assistant's last turn: the environment's replies
+ * to its final calls (`finish`) are left out, as OpenAI's function-calling fine-tuning examples end
+ * on the assistant message that makes the calls.
  */
 export function toOpenAiRecord(row: TrlRow): OpenAiRecord | undefined {
   const invalid = new Set(invalidTurns(row).map((t) => t.index));
   let trainable = 0;
-  const messages = row.messages.map((m, i) => {
+  const last = row.messages.map((m) => m.role).lastIndexOf("assistant");
+  const messages = row.messages.slice(0, last + 1).map((m, i) => {
     const out: Record<string, unknown> = { role: m.role, content: m.content };
     if (m.name !== undefined && m.role !== "tool") out.name = m.name;
     if (m.role === "assistant") {

@@ -172,7 +172,8 @@ describe("dataset build", () => {
           expect(line).not.toHaveProperty("parallel_tool_calls");
         }
         const messages = line.messages as Record<string, unknown>[];
-        expect(messages.length).toBe(row.messages.length);
+        // ends on the assistant's last turn (the replies to its finish call are left out)
+        expect(messages.length).toBe(row.messages.map((m) => m.role).lastIndexOf("assistant") + 1);
         for (const m of messages) {
           for (const k of Object.keys(m)) expect(OPENAI_MESSAGE_FIELDS[m.role as "user"]).toContain(k);
           if (m.role === "assistant") expect(m.weight).toBe(1);

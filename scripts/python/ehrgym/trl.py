@@ -73,7 +73,8 @@ def _tool_method(tool: Tool) -> Callable[..., str]:
         annotations[pname] = hint
 
     def method(self: "EhrGymEnvironment", **arguments: Any) -> str:
-        return self._call(name, {k: v for k, v in arguments.items() if v is not None})
+        # A required parameter that may be null is sent as null (MedAgentBench V2's patient search requires all four fields).
+        return self._call(name, {k: v for k, v in arguments.items() if v is not None or k in required})
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = _docstring(tool)
