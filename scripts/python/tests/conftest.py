@@ -35,6 +35,18 @@ SERVE_ARGS = ["--patients", "20", "--per-type", "2", "--seed", "7"]
 TOKEN = "py-token"
 
 
+def build_expert_dataset(tmp: Path, protocols: List[str], *build_args: str) -> Path:
+    """`ehrgym eval` of the scripted expert on a small synthetic EHR, per protocol, then `dataset build` of the rows."""
+    rows = []
+    for protocol in protocols:
+        out = tmp / f"{protocol}.jsonl"
+        subprocess.run(CLI + ["eval", "--policy", "expert", "--synthetic", "--seed", "3", "--patients", "8", "--per-type", "1", "--protocol", protocol, "--out", str(out), "--no-progress"], cwd=ROOT, check=True, capture_output=True, text=True)
+        rows.append(str(out))
+    ds = tmp / "ds"
+    subprocess.run(CLI + ["dataset", "build", "--from", *rows, "--out", str(ds), *build_args], cwd=ROOT, check=True, capture_output=True, text=True)
+    return ds
+
+
 class ChildServer:
     """A CLI server started with `--port 0`; its first stdout line is JSON with the url."""
 

@@ -9,34 +9,20 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import build_expert_dataset
 from datasets import Json, List, load_dataset
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def ehrgym(*args: str) -> None:
-    subprocess.run(["node", "--import", "tsx", "scripts/cli.ts", *args], cwd=ROOT, check=True, capture_output=True, text=True)
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("ds")
-    rows = []
-    for protocol in ("text", "tools"):
-        out = tmp / f"{protocol}.jsonl"
-        ehrgym("eval", "--policy", "expert", "--synthetic", "--seed", "3", "--patients", "8", "--per-type", "1", "--protocol", protocol, "--out", str(out), "--no-progress")
-        rows.append(str(out))
-    ds = tmp / "ds"
-    ehrgym("dataset", "build", "--from", *rows, "--out", str(ds), "--split-fractions", "0.5,0.5", "--splits", "train,test")
-    return ds
+    return build_expert_dataset(tmp_path_factory.mktemp("ds"), ["text", "tools"], "--split-fractions", "0.5,0.5", "--splits", "train,test")
 
 
 def same(a: Any, b: Any) -> bool:

@@ -5,29 +5,17 @@ masks the loss to the assistant's tokens, and trains a step on CPU."""
 from __future__ import annotations
 
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import build_expert_dataset
 from tiny_lm import tiny_pair
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def ehrgym(*args: str) -> None:
-    subprocess.run(["node", "--import", "tsx", "scripts/cli.ts", *args], cwd=ROOT, check=True, capture_output=True, text=True)
-
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("sft")
-    rows = tmp / "tools.jsonl"
-    ehrgym("eval", "--policy", "expert", "--synthetic", "--seed", "3", "--patients", "8", "--per-type", "1", "--protocol", "tools", "--out", str(rows), "--no-progress")
-    ds = tmp / "ds"
-    ehrgym("dataset", "build", "--from", str(rows), "--out", str(ds))
-    return ds
+    return build_expert_dataset(tmp_path_factory.mktemp("sft"), ["tools"])
 
 
 def test_sft_trainer_masks_the_loss_to_assistant_turns(built: Path, tmp_path: Path) -> None:
