@@ -1,5 +1,8 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -38,5 +41,32 @@ describe("the package entries", () => {
 
   it("does not publish the internals: a deep import is refused", () => {
     expect(() => runModule(`await import("ehrgym/env/util/index.ts");`)).toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
+  });
+
+  it("type-checks a TypeScript program that installed it, with a plain NodeNext config (the declarations in dist/)", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const imports = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("## Library use")))![1]!;
+    const dir = mkdtempSync(join(tmpdir(), "ehrgym-consumer-"));
+    try {
+      mkdirSync(join(dir, "node_modules"));
+      symlinkSync(ROOT, join(dir, "node_modules", "ehrgym"), "dir");
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+      const compilerOptions = { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: true, types: [] };
+      writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["main.ts"] }));
+      const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+      const check = (body: string) => {
+        writeFileSync(join(dir, "main.ts"), `${imports}\n${body}\n`);
+        return spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8" });
+      };
+      const good = check("export const env: MedAgentEnv = new MedAgentEnv(new EnvConfig({ store: generateStore({ patients: 1 }) }));\nexport const used = [generateTasks, createStoreBuilder, FhirService, runEpisode, buildDataset];");
+      expect(good.stdout + good.stderr).toBe("");
+      expect(good.status).toBe(0);
+      // The declarations are real types, not `any`: a misuse is an error naming the package's type.
+      const bad = check("export const n: number = generateStore;");
+      expect(bad.status).not.toBe(0);
+      expect(bad.stdout).toMatch(/GeneratedStore.*not assignable to type 'number'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -124,7 +124,7 @@ function serviceOnlyRate(config: EnvConfig, tasks: Task[], turns: Map<string, st
     while (Date.now() < end) {
       const req = reqs[n++ % reqs.length]!;
       if (n % 5 === 0) overlay = backend.store.newOverlay();
-      backend.service.handle(req, overlay);
+      backend.service.handleSync(req, overlay);
     }
     samples.push(n / (micros(t0) / 1e6));
   }
