@@ -103,7 +103,7 @@ async function stepsPerSecond(config: EnvConfig, tasks: Task[], turns: Map<strin
 
 /** The same GET/POST requests straight into the FHIR service (one overlay), FINISH excluded: the floor under env steps/s. */
 function serviceOnlyRate(config: EnvConfig, tasks: Task[], turns: Map<string, string[]>): number {
-  const backend = config.backend as { store?: FhirStore; service?: { handle(req: unknown, overlay?: unknown): unknown } };
+  const backend = config.backend as { store?: FhirStore; service?: { handleSync(req: unknown, overlay?: unknown): unknown } };
   if (!backend.store || !backend.service) return NaN;
   const reqs: { method: "GET" | "POST"; path: string; body?: string }[] = [];
   for (const t of tasks) {
