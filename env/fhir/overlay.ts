@@ -1,32 +1,18 @@
 // One episode's writes over the immutable base: a map of changed records per type.
 // Reads and searches merge base hits (minus changed ids) with matching overlay records.
-import { randomFillSync } from "node:crypto";
-import { CREATED_ORDER_BASE, ID_RE, hitResource, nowInstant, orderOf, sortHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { CREATED_ORDER_BASE, ID_RE, hitResource, orderOf, sortHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { stringifyCompact } from "./json.ts";
 import { singlePatient } from "./execute.ts";
 import { matchesAll } from "./matcher.ts";
 import { parseSearch, type ParsedSearch } from "./query.ts";
 import { runSync, type Scan } from "./scan.ts";
 import { searchParams } from "./search-params.ts";
+import { LIVE_STAMPS, type Stamps } from "./stamps.ts";
 import type { BaseStore } from "./store.ts";
 import { FhirError, type FhirResource, type Overlay, type SearchHits } from "./types.ts";
 import { validateWrite } from "./validate.ts";
 
 type R = Record<string, unknown>;
-
-const SOURCE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-/** Random bytes drawn 4 KB at a time: a `randomBytes` call per write cost more than the write's own work. */
-const entropy = Buffer.allocUnsafe(4096);
-let entropyAt = entropy.length;
-function randomSource(): string {
-  if (entropyAt + 16 > entropy.length) {
-    randomFillSync(entropy);
-    entropyAt = 0;
-  }
-  let s = "#";
-  for (let i = 0; i < 16; i++) s += SOURCE_CHARS[entropy[entropyAt++]! % SOURCE_CHARS.length];
-  return s;
-}
 
 const NO_RECORDS: ReadonlySet<OverlayRecord> = new Set();
 
@@ -123,14 +109,14 @@ export class OverlayImpl implements Overlay, Engine {
     return { total: hits.length, resources };
   }
 
-  private record(type: string, id: string, order: number, version: number, body: R): OverlayRecord {
+  private record(type: string, id: string, order: number, version: number, body: R, stamps: Stamps): OverlayRecord {
     const { resourceType: _t, id: _i, meta, ...rest } = body;
     const oldMeta = meta !== null && typeof meta === "object" ? (meta as R) : {};
     const { versionId: _v, lastUpdated: _l, source, ...otherMeta } = oldMeta;
     const resource: R = {
       resourceType: type,
       id,
-      meta: { versionId: String(version), lastUpdated: nowInstant(), ...otherMeta, source: typeof source === "string" ? source : randomSource() },
+      meta: { versionId: String(version), lastUpdated: stamps.now(), ...otherMeta, source: typeof source === "string" ? source : stamps.source(type, id, version) },
       ...rest,
     };
     const patientDef = searchParams(type).get("patient");
@@ -170,33 +156,34 @@ export class OverlayImpl implements Overlay, Engine {
   }
 
   /** Create with a new numeric id; returns the stored resource. Throws FhirError on invalid input. */
-  createRecord(resource: unknown): OverlayRecord {
+  createRecord(resource: unknown, stamps: Stamps = LIVE_STAMPS): OverlayRecord {
     const type = resource !== null && typeof resource === "object" ? (resource as R).resourceType : undefined;
     validateWrite(typeof type === "string" ? type : "Resource", resource);
-    return this.record(resource.resourceType, this.base.allocateId(), CREATED_ORDER_BASE + this.created++, 1, resource);
+    const id = stamps.newId(this.base.firstFreeId, this.created, () => this.base.allocateId());
+    return this.record(resource.resourceType, id, CREATED_ORDER_BASE + this.created++, 1, resource, stamps);
   }
 
   create(resource: FhirResource): FhirResource {
     return this.plain(this.createRecord(resource));
   }
 
-  updateRecord(type: string, id: string, resource: unknown): { rec: OverlayRecord; created: boolean } {
+  updateRecord(type: string, id: string, resource: unknown, stamps: Stamps = LIVE_STAMPS): { rec: OverlayRecord; created: boolean } {
     if (!ID_RE.test(id)) throw new FhirError(400, `Invalid resource id "${id}"`);
     validateWrite(type, resource);
     if (resource.id !== undefined && resource.id !== id)
       throw new FhirError(400, `Resource body ID of "${String(resource.id)}" does not match URL ID of "${id}"`);
     const prev = this.changes?.records.get(type)?.get(id);
     if (prev) {
-      const rec = this.record(type, id, prev.order, prev.version + 1, resource);
+      const rec = this.record(type, id, prev.order, prev.version + 1, resource, stamps);
       return { rec, created: prev.deleted };
     }
     const row = this.base.lookup(type, id);
     if (row !== undefined) {
       const meta = this.base.read(type, id)?.meta;
       const version = Number(meta?.versionId ?? "1");
-      return { rec: this.record(type, id, row, (Number.isFinite(version) ? version : 1) + 1, resource), created: false };
+      return { rec: this.record(type, id, row, (Number.isFinite(version) ? version : 1) + 1, resource, stamps), created: false };
     }
-    return { rec: this.record(type, id, CREATED_ORDER_BASE + this.created++, 1, resource), created: true };
+    return { rec: this.record(type, id, CREATED_ORDER_BASE + this.created++, 1, resource, stamps), created: true };
   }
 
   update(type: string, id: string, resource: FhirResource): { resource: FhirResource; created: boolean } {

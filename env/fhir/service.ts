@@ -1,9 +1,8 @@
 // FhirService: one REST interaction in, the exact HAPI-style reply out. No HTTP here (see http-server.ts).
-import { randomUUID } from "node:crypto";
 import { EntryTexts } from "./entries.ts";
 import { renderBundle, renderOperationOutcome, type BundleLink, type BundleParts } from "./bundle.ts";
 import { capabilityStatement } from "./capability.ts";
-import { nowInstant, scanSort, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
+import { scanSort, topHits, type Engine, type Hit, type OverlayRecord } from "./engine.ts";
 import { nestedDeeperThan, nestingMessage } from "../util/index.ts";
 import { parseLossless } from "./lossless.ts";
 import { OverlayImpl } from "./overlay.ts";
@@ -11,6 +10,7 @@ import { compactJson, prettyJson, reindent } from "./pretty.ts";
 import { parseQueryString, parseSearch, type SortKey } from "./query.ts";
 import { R4_RESOURCE_TYPES } from "./resource-types.ts";
 import { runIncremental, runSync, type Scan } from "./scan.ts";
+import { LIVE_STAMPS, REPRODUCIBLE_TIME, reproducibleStamps, type Stamps } from "./stamps.ts";
 import { BaseStore } from "./store.ts";
 import { ENTRY_INDENT, type TypeTable } from "./table.ts";
 import { FhirError, type FhirRequest, type FhirResponse, type FhirStore, type Overlay } from "./types.ts";
@@ -24,6 +24,13 @@ export interface FhirServiceOptions {
   maxCount?: number;
   /** How many searches keep their result list for _getpages (default 2000, oldest dropped first). */
   pageCacheSize?: number;
+  /**
+   * Replies that are the same bytes for the same requests in the same episode, in any process
+   * (default false: random ids and the clock, as HAPI). Bundle and paging ids derive from the
+   * episode's requests in order, every time is REPRODUCIBLE_TIME (or the instant given), created
+   * resources are numbered per episode, and meta.source derives from the resource.
+   */
+  reproducible?: boolean | { time: string };
 }
 
 export const CONTENT_TYPE = "application/fhir+json;charset=utf-8";
@@ -76,6 +83,10 @@ export class FhirService {
   private readonly knownTypes: Set<string>;
   private metadataText: string | undefined;
   private readonly entryTexts: EntryTexts;
+  private readonly stamps: Stamps;
+  /** A number per engine (episode overlay): paged searches are keyed by it, as their ids may repeat across episodes. */
+  private readonly engineNumbers = new WeakMap<Engine, number>();
+  private engineCount = 0;
 
   constructor(store: FhirStore, options: FhirServiceOptions = {}) {
     if (!(store instanceof BaseStore)) throw new Error("FhirService needs a store from createStoreBuilder().build()");
@@ -90,6 +101,8 @@ export class FhirService {
     // Requests without an overlay share one: the standalone server's own writes.
     this.serverOverlay = store.newOverlay() as OverlayImpl;
     this.knownTypes = new Set([...R4_RESOURCE_TYPES, ...store.types()]);
+    const r = options.reproducible;
+    this.stamps = r ? reproducibleStamps(r === true ? REPRODUCIBLE_TIME : r.time) : LIVE_STAMPS;
   }
 
   get store(): FhirStore {
@@ -183,14 +196,21 @@ export class FhirService {
     return `${this.baseUrl}?_getpages=${id}&_getpagesoffset=${offset}&_count=${count}&_pretty=${pretty}&_bundletype=searchset`;
   }
 
-  private remember(p: PagedSearch): string {
+  private pageKey(engine: Engine, id: string): string {
+    let n = this.engineNumbers.get(engine);
+    if (n === undefined) this.engineNumbers.set(engine, (n = this.engineCount++));
+    return `${n} ${id}`;
+  }
+
+  private remember(p: PagedSearch, request: string): string {
     if (Array.isArray(p.hits)) p.hits = packRows(p.hits) ?? p.hits;
-    const id = randomUUID();
+    const id = this.stamps.id(p.engine, `pages ${request}`);
+    const key = this.pageKey(p.engine, id);
     const oldest = this.pageRing[this.pageRingNext];
     if (oldest !== undefined) this.pages.delete(oldest);
-    this.pageRing[this.pageRingNext] = id;
+    this.pageRing[this.pageRingNext] = key;
     this.pageRingNext = (this.pageRingNext + 1) % this.pageRing.length;
-    this.pages.set(id, p);
+    this.pages.set(key, p);
     return id;
   }
 
@@ -206,13 +226,13 @@ export class FhirService {
     const first = selected ?? hits;
     const links: BundleLink[] = [{ relation: "self", url: this.selfLink(type, parsed.params) }];
     if (shown < hits.length && count > 0) {
-      const id = this.remember({ engine, table, type, hits, sort: selected ? parsed.sort : [] });
+      const id = this.remember({ engine, table, type, hits, sort: selected ? parsed.sort : [] }, `${type}?${query}`);
       links.push({ relation: "next", url: this.pageLink(id, count, count, parsed.pretty) });
     }
     return this.bundleReply(
       {
-        id: randomUUID(),
-        lastUpdated: nowInstant(),
+        id: this.stamps.id(engine, `${type}?${query}`),
+        lastUpdated: this.stamps.now(),
         total: parsed.total === "none" ? undefined : hits.length,
         links,
         entries: this.entryTexts.page(table, type, first, 0, shown),
@@ -224,9 +244,8 @@ export class FhirService {
   private *page(query: string, engine: Engine, pretty: boolean): Scan<FhirResponse> {
     const params = new Map(parseQueryString(query));
     const id = params.get("_getpages")!;
-    const p = this.pages.get(id);
+    const p = this.pages.get(this.pageKey(engine, id));
     if (!p) throw new FhirError(410, `Search ID "${id}" does not exist and may have expired`);
-    if (p.engine !== engine) throw new FhirError(410, `Search ID "${id}" does not exist and may have expired`);
     const int = (name: string, dflt: number) => {
       const raw = params.get(name);
       if (raw === undefined) return dflt;
@@ -247,7 +266,7 @@ export class FhirService {
     if (offset > 0) links.push({ relation: "previous", url: this.pageLink(id, Math.max(0, offset - count), count, pretty) });
     const from = Math.min(offset, end);
     return this.bundleReply(
-      { id: randomUUID(), lastUpdated: nowInstant(), total: p.hits.length, links, entries: this.entryTexts.page(p.table, p.type, p.hits, from, end) },
+      { id: this.stamps.id(engine, `?${query}`), lastUpdated: this.stamps.now(), total: p.hits.length, links, entries: this.entryTexts.page(p.table, p.type, p.hits, from, end) },
       pretty,
     );
   }
@@ -267,7 +286,7 @@ export class FhirService {
 
   private read(type: string, id: string, version: string | undefined, engine: Engine, pretty: boolean): FhirResponse {
     const h = engine.lookup(type, id);
-    if (h === "deleted") throw new FhirError(410, `Resource was deleted at ${nowInstant()}`);
+    if (h === "deleted") throw new FhirError(410, `Resource was deleted at ${this.stamps.now()}`);
     if (h === undefined) throw new FhirError(404, `Resource ${type}/${id} is not known`);
     const table = engine.table(type);
     if (version !== undefined) {
@@ -300,12 +319,12 @@ export class FhirService {
     const resource = this.parseBody(type, body);
     const rt = resource !== null && typeof resource === "object" ? (resource as Record<string, unknown>).resourceType : undefined;
     if (rt !== type) throw new FhirError(400, `Incorrect resource type found, expected "${type}" but found "${typeof rt === "string" ? rt : String(rt)}"`);
-    return this.writeReply(201, overlay, overlay.createRecord(resource), pretty);
+    return this.writeReply(201, overlay, overlay.createRecord(resource, this.stamps), pretty);
   }
 
   private update(type: string, id: string, body: string | undefined, engine: Engine, pretty: boolean): FhirResponse {
     const overlay = engine as OverlayImpl;
-    const { rec, created } = overlay.updateRecord(type, id, this.parseBody(type, body));
+    const { rec, created } = overlay.updateRecord(type, id, this.parseBody(type, body), this.stamps);
     return this.writeReply(created ? 201 : 200, overlay, rec, pretty);
   }
 

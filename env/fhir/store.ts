@@ -28,7 +28,8 @@ export class BaseStore implements FhirStore, Engine {
   constructor(
     private readonly tables: Map<string, TypeTable>,
     readonly maxCount: number,
-    firstFreeId: number,
+    /** Past every base numeric id. */
+    readonly firstFreeId: number,
     readonly scanLimit: number = DEFAULT_SCAN_LIMIT,
   ) {
     let n = 0;

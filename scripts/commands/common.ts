@@ -42,6 +42,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.in
 }
 
 /** Help of `--no-cache` on every command that can run on the synthetic population. */
+export const REPRODUCIBLE_FHIR_HELP = "FHIR replies that repeat byte for byte: Bundle and paging ids from each episode's requests, every time 2023-11-13T10:15:00 (default: random ids and the clock, as HAPI)";
 export const NO_CACHE_HELP = "generate the synthetic population afresh (default: generated once into the cache folder, $EHRGYM_CACHE or ~/.cache/ehrgym)";
 
 /** Commander collects repeatable options through this. */

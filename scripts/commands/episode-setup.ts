@@ -10,7 +10,7 @@ import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/i
 import { loadToolSchemas, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy, type Policy, type Sampling } from "../../rollout/index.ts";
-import { collect, existingDir, existingFile, NO_CACHE_HELP } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
 import { UserError } from "../../env/util/index.ts";
@@ -41,6 +41,7 @@ export const SetupFlags = z.object({
   types: list.pipe(z.array(z.string().regex(/^(v2_)?task\d+$/, "a task type like task5 or v2_task9")).min(1)).optional(),
   toolSchemas: existingFile.optional(),
   v2Semantics: V2Semantics.default("original"),
+  reproducibleFhir: z.boolean().default(false),
 });
 export type SetupFlags = z.infer<typeof SetupFlags>;
 
@@ -96,7 +97,8 @@ export function addSetupOptions(cmd: Command, defaults: { perType: string }): Co
     .option("--limit <n>", "run at most N tasks")
     .option("--types <list>", "only these task types, e.g. task1,task5")
     .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
-    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original");
+    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
+    .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP);
 }
 
 export function addModelOptions(cmd: Command, defaults: { concurrency: string }): Command {
@@ -208,9 +210,9 @@ export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
   return { tasks, heldOut, source };
 }
 
-export function makeEnvFactory(store: FhirStore, flags: Pick<SetupFlags, "toolSchemas" | "v2Semantics"> = { v2Semantics: "original" }): () => MedAgentEnv {
+export function makeEnvFactory(store: FhirStore, flags: Pick<SetupFlags, "toolSchemas" | "v2Semantics" | "reproducibleFhir"> = { v2Semantics: "original", reproducibleFhir: false }): () => MedAgentEnv {
   const config = new EnvConfig({
-    backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE }), DEFAULT_API_BASE),
+    backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE, reproducible: flags.reproducibleFhir }), DEFAULT_API_BASE),
     v2Semantics: flags.v2Semantics,
     ...(flags.toolSchemas ? { toolSchemas: toolSchemasOf(flags.toolSchemas) } : {}),
   });

@@ -14,7 +14,7 @@ import {
   startFhirHttpServer,
   type FhirStore,
 } from "../../env/fhir/index.ts";
-import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
 /** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
@@ -131,7 +131,8 @@ export function registerFhir(program: Command): void {
       .option("--port <n>", "port (0 picks a free one)", "8080")
       .option("--host <host>", "address to bind", "127.0.0.1")
       .option("--base-path <path>", "URL path of the FHIR base", "/fhir/")
-      .option("--max-body <bytes>", "largest accepted request body", String(16 * 1024 * 1024)),
+      .option("--max-body <bytes>", "largest accepted request body", String(16 * 1024 * 1024))
+      .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP),
   ).action(async (raw: unknown) => {
     const o = parseOptions(
       StoreSource.extend({
@@ -139,6 +140,7 @@ export function registerFhir(program: Command): void {
         host: z.string().min(1),
         basePath: z.string().regex(/^\/([A-Za-z0-9._~-]+\/)*$/, "must look like /fhir/"),
         maxBody: intFlag(1, 2 ** 31 - 1),
+        reproducibleFhir: z.boolean().default(false),
       }),
       raw,
     );
@@ -146,7 +148,7 @@ export function registerFhir(program: Command): void {
     let server;
     try {
       server = await startFhirHttpServer({
-        service: (baseUrl) => new FhirService(store, { baseUrl }),
+        service: (baseUrl) => new FhirService(store, { baseUrl, reproducible: o.reproducibleFhir }),
         host: o.host,
         port: o.port,
         basePath: o.basePath,

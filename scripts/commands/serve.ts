@@ -6,7 +6,7 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate, loadToolSchemas, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { closeOnSignal, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
+import { closeOnSignal, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { UserError } from "../../env/util/index.ts";
 
@@ -37,6 +37,7 @@ export const ServeOptions = z
     maxBody: intFlag(1024, 1024 ** 3).default(DEFAULTS.maxBodyBytes),
     token: z.string().min(1).optional(),
     drainTimeout: z.coerce.number().min(0).max(3600).default(30),
+    reproducibleFhir: z.boolean().default(false),
     replicaId: z.string().regex(/^[A-Za-z0-9_.]+$/, "letters, digits, _ and . only").default(DEFAULTS.replicaId),
   })
   .strict();
@@ -66,7 +67,7 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
   // With --data, --seed only seeds the task generator.
   const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.seed, patients: o.patients, cache: o.cache });
   const tasks = selectTasks(o, store);
-  const service = new FhirService(store, { baseUrl: o.apiBase });
+  const service = new FhirService(store, { baseUrl: o.apiBase, reproducible: o.reproducibleFhir });
   const config = new EnvConfig({
     backend: new EmbeddedBackend(store, service, o.apiBase),
     tasks,
@@ -143,6 +144,7 @@ export function registerServe(program: Command): void {
     .option("--token <token>", "require Authorization: Bearer <token> (default: $EHRGYM_TOKEN)")
     .option("--drain-timeout <seconds>", "on SIGTERM/SIGINT, refuse new episodes and wait this long for open ones to finish (0: stop at once)", "30")
     .option("--replica-id <id>", "episode id prefix for sticky routing across replicas", DEFAULTS.replicaId)
+    .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP)
     .action(async (opts: Record<string, unknown>) => {
       await runServe(opts);
     });

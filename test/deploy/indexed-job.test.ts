@@ -1,10 +1,10 @@
 // deploy/kubernetes's Indexed Job, rehearsed with local processes: N `ehrgym rollout --shards N`
 // with JOB_COMPLETION_INDEX=0..N-1 against the stand-in teacher, one SIGKILLed mid-run and rerun
-// (as Kubernetes retries a failed index), then one `dataset build` over the shards: the same data
-// files, holding the same rows in the same splits and order, as a single process running the same
-// tasks and seeds. Not byte for byte: every FHIR search reply carries a fresh Bundle id and
-// lastUpdated time (as HAPI's do), and the stand-in's seeded draws hash the conversation, so two runs
-// differ in those bytes and in what follows from them, sharded or not.
+// (as Kubernetes retries a failed index), then one `dataset build` over the shards: byte for byte the
+// data files of a single process running the same tasks and seeds. Both run with --reproducible-fhir:
+// by default every FHIR search reply carries a fresh Bundle id and lastUpdated time (as HAPI's do),
+// and the stand-in's seeded draws hash the conversation, so two runs would differ in those bytes and
+// in everything that follows from them, sharded or not.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,17 +25,27 @@ afterAll(async () => {
 
 const rolloutArgs = (out: string, ...extra: string[]) => [
   "rollout", "--base-url", teacher.url, "--model", "ehrgym-stand-in", "--tasks", world.tasksFile, ...EHR_FLAGS,
-  "--samples", "2", "--seed", "5", "--concurrency", "4", "--out", out, "--no-progress", ...extra,
+  "--samples", "2", "--seed", "5", "--concurrency", "4", "--out", out, "--no-progress", "--reproducible-fhir", ...extra,
 ];
 const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).length : 0);
 
 /** Per JSONL data file of a built dataset, the rows' keys in file order (which split, which order). */
-function dataFiles(dir: string): Map<string, string[]> {
+function dataKeys(dir: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const f of readdirSync(join(dir, "data")).sort()) {
     if (!f.endsWith(".jsonl")) continue;
     const rows = readFileSync(join(dir, "data", f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     out.set(f, rows.map((r) => `${r.id} ${r.suite}/${r.task_id}#${r.sample}`));
+  }
+  return out;
+}
+
+/** The bytes of every data file (JSONL and Arrow, both layouts) of a built dataset, by path. */
+function dataBytes(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const sub of ["data", "openai"]) {
+    if (!existsSync(join(dir, sub))) continue;
+    for (const f of readdirSync(join(dir, sub)).sort()) out.set(`${sub}/${f}`, readFileSync(join(dir, sub, f)));
   }
   return out;
 }
@@ -72,8 +82,12 @@ describe("the rollout Indexed Job, rehearsed locally", () => {
     const bs = await build(b, ...Array.from({ length: SHARDS }, (_, k) => shard(k)));
     expect(bs.status, bs.stderr).toBe(0);
     expect(readdirSync(join(b, "data")).sort()).toEqual(readdirSync(join(a, "data")).sort());
-    const fa = dataFiles(a);
+    const fa = dataKeys(a);
     expect([...fa.values()].flat().length).toBeGreaterThan(0);
-    expect(dataFiles(b)).toEqual(fa);
+    expect(dataKeys(b)).toEqual(fa);
+    const ba = dataBytes(a);
+    const bb = dataBytes(b);
+    expect([...bb.keys()]).toEqual([...ba.keys()]);
+    for (const [f, bytes] of ba) expect(bb.get(f)!.equals(bytes), `${f} differs`).toBe(true);
   }, 300_000);
 });
