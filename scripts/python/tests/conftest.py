@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Iterator, List
 
@@ -48,11 +49,12 @@ def build_expert_dataset(tmp: Path, protocols: List[str], *build_args: str) -> P
 
 
 class ChildServer:
-    """A CLI server started with `--port 0`; its first stdout line is JSON with the url."""
+    """A server started with `--port 0` (the CLI unless `command` says otherwise); its first stdout line
+    is JSON with the url, the later ones are kept in `lines`."""
 
-    def __init__(self, args: List[str]):
+    def __init__(self, args: List[str], command: List[str] = CLI):
         self.log = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True, start_new_session=True)
+        self.proc = subprocess.Popen(command + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True, start_new_session=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
@@ -60,6 +62,9 @@ class ChildServer:
             raise RuntimeError(f"{' '.join(args)} exited before printing its url: {self.log.read()}")
         self.hello = json.loads(line)
         self.url: str = self.hello["url"]
+        self.lines: List[str] = []
+        # drained as it comes, so a chatty child never blocks on a full pipe
+        threading.Thread(target=lambda out: self.lines.extend(out), args=(self.proc.stdout,), daemon=True).start()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
