@@ -1,6 +1,7 @@
-// `npm start`'s pipeline end to end (the --quick variant): every stage's output exists and is valid.
+// `npm start`'s pipeline end to end (the --quick variant): every stage's output exists and is valid;
+// a second run has nothing left to do, and a third re-runs only the stage whose output went missing.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,6 +11,11 @@ import { PROJECT_ROOT } from "./helpers/shared.ts";
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-pipeline-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `npm start` (the compiled pipeline; its population is cached in the test run's EHRGYM_CACHE). */
+const pipeline = () => spawnSync(process.execPath, ["dist/scripts/pipeline.js", "--quick", "--out", dir], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 600_000 });
+/** Log file -> modification time: a stage that runs rewrites its log. */
+const logTimes = () => Object.fromEntries(readdirSync(join(dir, "logs")).map((f) => [f, statSync(join(dir, "logs", f)).mtimeMs]));
+
 const rows = (path: string) =>
   readFileSync(path, "utf8")
     .split("\n")
@@ -18,7 +24,7 @@ const rows = (path: string) =>
 
 describe("npm start: the offline pipeline", () => {
   it("runs teacher -> rollout -> dataset -> push --dry-run -> eval x2 -> report, and says where everything is", () => {
-    const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/pipeline.ts", "--quick", "--out", dir], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 600_000 });
+    const r = pipeline();
     expect(r.status, r.stdout + r.stderr).toBe(0);
     for (const stage of ["ehr", "tasks", "teacher", "rollout", "dataset", "push", "eval", "report"]) expect(r.stdout).toMatch(new RegExp(`\\] ${stage}\\s`));
     expect(r.stdout).toContain("not a model");
@@ -33,7 +39,7 @@ describe("npm start: the offline pipeline", () => {
     const manifest = JSON.parse(readFileSync(join(dir, "dataset", "manifest.json"), "utf8")) as { files: { path: string; rows: number }[] };
     expect(manifest.files.some((f) => f.path.endsWith(".arrow"))).toBe(true);
     expect(existsSync(join(dir, "dataset", "README.md"))).toBe(true);
-    const validate = spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "dataset", "validate", join(dir, "dataset"), "--exclude-mrns-from", join(dir, "eval-tasks.jsonl")], { cwd: PROJECT_ROOT, encoding: "utf8" });
+    const validate = spawnSync(process.execPath, ["bin/ehrgym.js", "dataset", "validate", join(dir, "dataset"), "--exclude-mrns-from", join(dir, "eval-tasks.jsonl")], { cwd: PROJECT_ROOT, encoding: "utf8" });
     expect(validate.status, validate.stdout + validate.stderr).toBe(0);
 
     const expert = rows(join(dir, "eval-expert.jsonl"));
@@ -46,4 +52,31 @@ describe("npm start: the offline pipeline", () => {
     const summary = JSON.parse(readFileSync(join(dir, "report", "summary.json"), "utf8"));
     expect(JSON.stringify(summary)).toContain("stand-in");
   }, 600_000);
+
+  it("a second run has nothing left to do: no stage runs, no teacher starts, every line says so", () => {
+    const before = logTimes();
+    const teacherRows = readFileSync(join(dir, "teacher.jsonl"), "utf8");
+    const r = pipeline();
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const lines = r.stdout.split("\n").filter((l) => /^\[ *\d+ s\] /.test(l));
+    expect(lines.map((l) => /\] (\w+)/.exec(l)![1])).toEqual(["ehr", "tasks", "tasks", "rollout", "dataset", "push", "eval", "eval", "report"]);
+    expect(lines[0]).toMatch(/cached in .*\(generated before\)$/);
+    for (const l of lines.slice(1)) expect(l).toMatch(/\(done before, inputs unchanged\)$/);
+    expect(r.stdout).toContain("40 correct traces");
+    expect(r.stderr).not.toMatch(/generating/);
+    expect(logTimes()).toEqual(before);
+    expect(readFileSync(join(dir, "teacher.jsonl"), "utf8")).toBe(teacherRows);
+  }, 120_000);
+
+  it("a run after an output went missing re-runs only the stage that wrote it", () => {
+    const before = logTimes();
+    rmSync(join(dir, "report"), { recursive: true });
+    const r = pipeline();
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\] report +comparison -> .*index\.html \(\d+\.\d s\)/);
+    expect(r.stdout.match(/done before, inputs unchanged/g)).toHaveLength(7);
+    expect(existsSync(join(dir, "report", "index.html"))).toBe(true);
+    const after = logTimes();
+    expect(Object.keys(after).filter((f) => after[f] !== before[f])).toEqual(["report.log"]);
+  }, 120_000);
 });

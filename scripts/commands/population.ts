@@ -6,7 +6,6 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PATIENTS, DEFAULT_SEED } from "../../env/ehr/index.ts";
-import { generateToDir } from "./ehr.ts";
 
 /** `EHRGYM_CACHE`, else the platform's cache folder. */
 export function cacheRoot(): string {
@@ -56,14 +55,19 @@ export async function cachedPopulation(seed = DEFAULT_SEED, patients = DEFAULT_P
   mkdirSync(cacheRoot(), { recursive: true });
   process.stderr.write(`generating the synthetic population (seed ${seed}, ${patients} patients) into the cache ${dir} (once)\n`);
   const mine = `${dir}.${process.pid}`;
+  // A process that exits midway (Ctrl-C) leaves no half-written folder behind.
+  const drop = () => rmSync(mine, { recursive: true, force: true });
+  process.once("exit", drop);
   try {
+    const { generateToDir } = await import("./ehr.ts");
     await generateToDir(mine, { seed, patients });
     renameSync(mine, dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (!existsSync(dir) || (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "EPERM")) throw err;
   } finally {
-    rmSync(mine, { recursive: true, force: true });
+    process.off("exit", drop);
+    drop();
   }
   return dir;
 }

@@ -9,7 +9,7 @@ import { PROJECT_ROOT } from "./shared.ts";
 
 function newestSource(): number {
   let newest = statSync(join(PROJECT_ROOT, "tsconfig.build.json")).mtimeMs;
-  for (const top of ["env", "rollout", "datasets", "scripts/cli.ts", "scripts/commands", "scripts/build.mjs"]) {
+  for (const top of ["env", "rollout", "datasets", "scripts/cli.ts", "scripts/pipeline.ts", "scripts/commands", "scripts/build.mjs"]) {
     const path = join(PROJECT_ROOT, top);
     const files = statSync(path).isDirectory() ? readdirSync(path, { recursive: true, encoding: "utf8" }).map((f) => join(path, f)) : [path];
     for (const f of files) newest = Math.max(newest, statSync(f).mtimeMs);
