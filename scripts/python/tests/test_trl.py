@@ -1,5 +1,7 @@
-"""TRL: the real GRPOTrainer trains a tiny random model against a real `ehrgym serve` through
-ehrgym.trl's environment_factory class, its /v1/score reward function and its prompt dataset."""
+"""TRL: the real GRPOTrainer trains a tiny model against a real `ehrgym serve` through ehrgym.trl's
+environment_factory class, its /v1/score reward function and its prompt dataset. The model is
+scripted (tiny_lm.scripted_pair) to answer every task1 prompt with finish(["Patient not found"]):
+right for the not-found patient, wrong for the found one, so the rewards compared are 1s and 0s."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any, Dict, List
 from conftest import TOKEN, ChildServer
 from ehrgym import Client
 from ehrgym.trl import environment, prompt_dataset, score_reward
-from tiny_lm import tiny_pair
+from tiny_lm import scripted_pair
 
 
 def found_task1(client: Client) -> Dict[str, Any]:
@@ -25,6 +27,9 @@ def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client,
 
     dataset = prompt_dataset(server.url, token=TOKEN, type="task1", limit=2)
     assert len(dataset) == 2 and all(row["prompt"][-1]["role"] == "user" for row in dataset)
+    answer = ["Patient not found"]
+    solutions = {t.id: t.raw.get("sol") for t in client.tasks(type="task1").tasks}
+    assert sorted(solutions[row["task_id"]] == answer for row in dataset) == [False, True]
     server_tools = client.create_episode(task_id=dataset[0]["task_id"], protocol="tools")
     client.delete_episode(server_tools.episode_id)
     tool_names = [t["function"]["name"] for t in server_tools.tools or []]
@@ -32,6 +37,7 @@ def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client,
     Base = environment(server.url, token=TOKEN, max_rounds=4)
     resets: List[str] = []
     rewards: List[float] = []
+    calls: List[List[Any]] = []
 
     class EhrGymEnv(Base):  # type: ignore[misc, valid-type]
         def reset(self, **row: Any) -> Any:
@@ -39,11 +45,12 @@ def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client,
             return super().reset(**row)
 
         def get_reward(self) -> float:
+            calls.append([c["function"] for m in self.messages for c in m.get("tool_calls") or []])
             reward = super().get_reward()
             rewards.append(reward)
             return reward
 
-    tokenizer, model = tiny_pair(seed=0)
+    tokenizer, model = scripted_pair({"name": "finish", "arguments": {"value": answer}}, seed=0)
     args = GRPOConfig(
         output_dir=str(tmp_path),
         per_device_train_batch_size=2,
@@ -78,6 +85,10 @@ def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client,
 
     # Each step's group of 2 rollouts played one row: reset got that row's task_id.
     assert resets == [dataset[0]["task_id"]] * 2 + [dataset[1]["task_id"]] * 2
+    # The model's tool call reached the server, which graded it: 1 where it is the task's answer.
+    assert calls == [[{"name": "finish", "arguments": json.dumps({"value": answer})}]] * 4
+    assert rewards == [float(solutions[task_id] == answer) for task_id in resets]
+    assert 0.0 in rewards and 1.0 in rewards
     logged = [h for h in trainer.state.log_history if "rewards/EhrGymEnv/mean" in h]
     assert len(logged) == 2
     for step, entry in enumerate(logged):

@@ -1,9 +1,10 @@
 """A tiny tokenizer (bytes + the Qwen3 chat template shipped in trl) and a tiny random causal LM,
-built in memory: nothing is downloaded."""
+built in memory: nothing is downloaded. `scripted_pair` makes the model answer one given tool call."""
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+import json
+from typing import Any, Dict, Tuple
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
@@ -25,7 +26,7 @@ def tiny_tokenizer() -> Any:
     return tok
 
 
-def tiny_model(vocab_size: int, seed: int = 0) -> Any:
+def tiny_model(vocab_size: int, seed: int = 0, tie_word_embeddings: bool = True) -> Any:
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
@@ -39,7 +40,7 @@ def tiny_model(vocab_size: int, seed: int = 0) -> Any:
         num_key_value_heads=1,
         head_dim=8,
         max_position_embeddings=65536,
-        tie_word_embeddings=True,
+        tie_word_embeddings=tie_word_embeddings,
     )
     return Qwen3ForCausalLM(config)
 
@@ -47,3 +48,35 @@ def tiny_model(vocab_size: int, seed: int = 0) -> Any:
 def tiny_pair(seed: int = 0) -> Tuple[Any, Any]:
     tok = tiny_tokenizer()
     return tok, tiny_model(len(tok), seed)
+
+
+def scripted_pair(call: Dict[str, Any], seed: int = 0) -> Tuple[Any, Any]:
+    """The tiny tokenizer with the whole tool call `call` ({"name", "arguments"}) as one token, and a
+    model that answers every prompt with `<tool_call>` CALL `</tool_call>` `<|im_end|>`.
+
+    The model is a bigram chain: with the blocks' output projections zeroed, the residual stream
+    carries only the current token's embedding, so the next-token logits are lm_head(norm(embedding)).
+    Each token of the chain (the prompt's last one, the newline after `<|im_start|>assistant`, then
+    the call's tokens) embeds to its own basis vector, and lm_head maps that vector to the next token
+    with a logit margin of 400: sampling picks it with probability 1 - e^-400 per token."""
+    import torch
+    from tokenizers import AddedToken
+
+    tok = tiny_tokenizer()
+    text = json.dumps(call)
+    tok.add_tokens([AddedToken(text, special=False, normalized=False)])
+    model = tiny_model(len(tok), seed, tie_word_embeddings=False)
+    prompt_end = tok.apply_chat_template([{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False)
+    chain = [tok(prompt_end[-1])["input_ids"][-1], *tok.convert_tokens_to_ids(["<tool_call>", text, "</tool_call>", "<|im_end|>"])]
+    assert model.config.hidden_size >= len(chain) - 1
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        embed, head = model.model.embed_tokens.weight, model.lm_head.weight
+        head.zero_()
+        for i, (token, following) in enumerate(zip(chain, chain[1:])):
+            embed[token] = 0.0
+            embed[token, i] = 1.0
+            head[following, i] = 100.0  # the final RMSNorm scales e_i to 4 e_i (hidden size 16): logit 400
+    return tok, model
