@@ -21,7 +21,7 @@ export function report(fig: Figure): void {
   let line = `${fig.name}: ${formatNumber(fig.value)} ${fig.unit}`;
   if (fig.target) line += ` (target: ${fig.target}${fig.ok === undefined ? "" : fig.ok ? ", met" : ", MISSED"})`;
   if (fig.peer) {
-    line += ` | ${fig.peer.name}: ${formatNumber(fig.peer.value)} ${fig.unit}, ratio ${fig.peer.ratio.toFixed(1)}x`;
+    line += ` | ${fig.peer.name}: ${formatNumber(fig.peer.value)} ${fig.unit}, ratio ${fig.peer.ratio >= 10 ? fig.peer.ratio.toFixed(0) : fig.peer.ratio.toPrecision(2)}x`;
     if (fig.peer.note) line += ` (${fig.peer.note})`;
   }
   console.log(line);
