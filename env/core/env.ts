@@ -108,7 +108,7 @@ export class EnvConfig {
     this.rubric = options.rubric ?? defaultRubric();
     this.v2Semantics = options.v2Semantics ?? "original";
     this.toolNames = options.toolSchemas?.map((t) => t.function.name) ?? options.tools ?? (this.v2Semantics === "medarc" ? MEDARC_TOOL_NAMES : DEFAULT_TOOL_NAMES);
-    this.toolsJson = options.toolSchemas ?? openAITools(this.toolNames); // fails early on an unknown tool name
+    this.toolsJson = options.toolSchemas ?? openAITools(this.toolNames, this.v2Semantics); // fails early on an unknown tool name
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.writes = options.writes ?? "execute";
     const t = options.tasks;
@@ -423,9 +423,11 @@ export class MedAgentEnv {
   }
 
   /** The verifiers port's turn: every call runs (a failing one answers "Error: ..."); a malformed name or
-   *  argument text is rewritten in the history as the port does; finish ends the run after the turn. */
+   *  argument text is rewritten in the history as the port does; a `finish` call, even a failing one, ends
+   *  the run after the turn, with the last successful finish's value (none: graded with "[]"). */
   private async medarcToolTurn(ep: Episode, msg: Message, calls: NonNullable<Message["tool_calls"]>): Promise<void> {
     let finished: string | undefined;
+    let finishCalled = false;
     const rewritten = calls.map((c) => ({ ...c, function: { ...c.function } }));
     msg.tool_calls = rewritten;
     for (const call of rewritten) {
@@ -444,9 +446,9 @@ export class MedAgentEnv {
       if (argsText.trim() === "" || !isJson(argsText)) argsText = call.function.arguments = "{}";
       else {
         const once = JSON.parse(argsText) as unknown;
-        if (typeof once === "string") argsText = isJson(once) ? once : "{}";
+        if (typeof once === "string") argsText = isJson(once) ? once : (call.function.arguments = "{}");
       }
-      const plan = planToolCall(name, argsText, this.config.toolNames);
+      const plan = planToolCall(name, argsText, this.config.toolNames, "medarc");
       const outcome = await this.runCall(ep, plan, raw);
       let reply: string;
       if ("fail" in outcome) {
@@ -455,11 +457,17 @@ export class MedAgentEnv {
       } else reply = outcome.reply;
       ep.actions[ep.actions.length - 1]!.reply = reply;
       this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
-      if (plan.kind === "FINISH" && !("fail" in outcome)) finished = finishResult(argsText);
+      if (name === "finish") {
+        finishCalled = true;
+        if (!("fail" in outcome)) finished = finishResult(argsText, "medarc");
+      }
     }
     if (finished !== undefined) {
       ep.info.status = "completed";
       ep.info.result = finished;
+    } else if (finishCalled) {
+      ep.info.status = "invalid_action";
+      ep.info.error = "finish failed, which ends the port's run (graded with the answer [])";
     }
   }
 
@@ -561,11 +569,13 @@ export function v2UserMessage(instruction: string, context: string | undefined, 
 }
 
 /** json.dumps of the finish call's `value` (Python formatting), the run's result string. */
-function finishResult(argsText: string): string {
+function finishResult(argsText: string, semantics: V2Semantics = "original"): string {
   const args = py.jsonLoads(argsText);
   const value = args instanceof py.PyDict ? args.map.get("value") : undefined;
-  return py.jsonDumps(value ?? []);
+  // The port takes any value as it came (None included); the original's is a validated list.
+  return py.jsonDumps(semantics === "medarc" ? value! : (value ?? []));
 }
+
 
 /** A FHIR reply as the original's tool returns it: str() of res.json(). */
 function pyJsonReply(text: string): { reply: string } | { fail: string } {

@@ -5,6 +5,10 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 
+/** Whose rules a tool-protocol episode follows: the original V2 code (default) or the verifiers port. */
+export const V2Semantics = z.enum(["original", "medarc"]);
+export type V2Semantics = z.infer<typeof V2Semantics>;
+
 // The original's argument models are pydantic v2: `Optional[str]` without a default is required but
 // may be null; nested models ignore unknown keys; the three `*Args` wrappers forbid them; `str` accepts
 // only strings and `float` numbers or numeric strings (lax mode).
@@ -123,6 +127,54 @@ const calculator = z.looseObject({ expression: str.describe("An arithmetic expre
 
 const finish = z.looseObject({ value: z.array(z.unknown()).describe("The answers, in order.") }).describe("Submit the final answers; this ends the task.");
 
+// The verifiers port (`--v2-semantics medarc`) calls each tool as a Python function of keyword-only
+// arguments: an unknown key or a missing required one is a TypeError, keys with a default may be left
+// out, and only what its pydantic models validate is type-checked (`explanation` and finish's `value`
+// are not: any JSON value passes, and so does any `expression`).
+const anyJson = (shownAs: Record<string, unknown>) => z.any().refine((v) => v !== undefined, "Required").meta(shownAs);
+const optionalStr = z.string().nullable().optional();
+const explanation = anyJson({ type: "string", description: "Why this search is needed." });
+const MEDARC_SCHEMAS: Record<string, z.ZodType> = {
+  patient_search: z
+    .strictObject({
+      birthdate: optionalStr.describe("Date of birth, YYYY-MM-DD."),
+      family: optionalStr.describe("Family (last) name."),
+      given: optionalStr.describe("Given name(s)."),
+      identifier: optionalStr.describe("The MRN."),
+    })
+    .describe(patientSearch.description!),
+  fhir_vitals_search: z.strictObject({ ...vitalsSearch.shape, date: optionalStr.describe(vitalsSearch.shape.date.description!) }).describe(vitalsSearch.description!),
+  fhir_observation_search: z.strictObject({ search_params: observationSearch.shape.search_params, explanation }).describe(observationSearch.description!),
+  fhir_medication_request_search: z
+    .strictObject({
+      category: optionalStr.describe("Inpatient, Outpatient, Community or Discharge."),
+      date: optionalStr.describe("FHIR date filter on the administration period."),
+      patient: medicationRequestSearch.shape.patient,
+    })
+    .describe(medicationRequestSearch.description!),
+  fhir_medication_request_create: z.strictObject(medicationRequestCreate.shape).describe(medicationRequestCreate.description!),
+  fhir_service_request_create: z.strictObject(serviceRequestCreate.shape).describe(serviceRequestCreate.description!),
+  fhir_vitals_create: z.strictObject(vitalsCreate.shape).describe(vitalsCreate.description!),
+  fhir_procedure_search: z
+    .strictObject({
+      search_params: z.looseObject({
+        code: optionalStr.describe("CPT or local procedure code(s), comma-separated."),
+        date: optionalStr.describe("FHIR date filter on when it was performed, e.g. ge2022-01-01."),
+        patient: str.describe("The patient's MRN."),
+      }),
+      explanation,
+    })
+    .describe(procedureSearch.description!),
+  fhir_condition_search: z
+    .strictObject({
+      search_params: z.looseObject({ code: optionalStr.describe("ICD-10 code to filter by."), patient: str.describe("The patient's MRN.") }),
+      explanation,
+    })
+    .describe(conditionSearch.description!),
+  calculator: z.strictObject({ expression: anyJson({ type: "string", description: calculator.shape.expression.description }) }).describe(calculator.description!),
+  finish: z.strictObject({ value: anyJson({ type: "array", items: {}, description: "The answers, in order." }) }).describe(finish.description!),
+};
+
 /** What a search sends: [name, value] query parameters from the validated arguments (None values dropped). */
 type Params = (a: Record<string, unknown>) => [string, unknown][];
 type Search = { kind: "search"; type: string; schema: z.ZodType; params: Params; extra: [string, string][] };
@@ -159,8 +211,10 @@ export const DEFAULT_TOOL_NAMES: readonly string[] = Object.keys(TOOLS);
 /** The same set under the verifiers port's names (`--v2-semantics medarc`). */
 export const MEDARC_TOOL_NAMES: readonly string[] = DEFAULT_TOOL_NAMES.map((n) => (n === "patient_search" ? "fhir_patient_search" : n));
 
-export function toolSpec(name: string): ToolSpec | undefined {
-  return TOOLS[TOOL_ALIASES[name] ?? name];
+export function toolSpec(name: string, semantics: V2Semantics = "original"): ToolSpec | undefined {
+  const canonical = TOOL_ALIASES[name] ?? name;
+  const spec = TOOLS[canonical];
+  return spec && semantics === "medarc" ? { ...spec, schema: MEDARC_SCHEMAS[canonical]! } : spec;
 }
 
 export interface OpenAITool {
@@ -169,16 +223,17 @@ export interface OpenAITool {
 }
 
 const toolJson = new Map<string, OpenAITool>();
-/** The OpenAI `tools` array for the named tools (default: the original's eleven), generated from the zod schemas. */
-export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES): OpenAITool[] {
+/** The OpenAI `tools` array for the named tools (default: the original's eleven), generated from the zod
+ *  schemas; `medarc`: the argument shapes the verifiers port's functions declare. */
+export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES, semantics: V2Semantics = "original"): OpenAITool[] {
   return names.map((name) => {
-    let t = toolJson.get(name);
+    let t = toolJson.get(`${semantics}:${name}`);
     if (!t) {
-      const spec = toolSpec(name);
+      const spec = toolSpec(name, semantics);
       if (!spec) throw new Error(`unknown tool ${JSON.stringify(name)}; known: ${[...Object.keys(TOOLS), ...Object.keys(TOOL_ALIASES)].join(", ")}`);
       const { $schema: _s, description, ...parameters } = z.toJSONSchema(spec.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
       t = { type: "function", function: { name, description: description as string | undefined, parameters } };
-      toolJson.set(name, t);
+      toolJson.set(`${semantics}:${name}`, t);
     }
     return t;
   });
@@ -216,20 +271,22 @@ export function loadToolSchemas(path: string): OpenAITool[] {
 export type ToolCallPlan =
   | { kind: "GET"; tool: string; path: string; args: Record<string, unknown> }
   | { kind: "POST"; tool: string; path: string; args: Record<string, unknown> }
-  | { kind: "FINISH"; tool: string; value: unknown[]; args: Record<string, unknown> }
+  | { kind: "FINISH"; tool: string; value: unknown; args: Record<string, unknown> }
   | { kind: "CALC"; tool: string; expression: string; args: Record<string, unknown> }
   | { kind: "FAIL"; tool: string; error: string; args?: unknown; badJson?: boolean };
 
 /** Plans one call against the offered tool names. `args` are the arguments as the model sent them
- *  (json.loads), which is what the original logs. */
-export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES): ToolCallPlan {
+ *  (json.loads), which is what the original logs. `medarc`: the port's argument rules (arguments that
+ *  are not a JSON object are called as no arguments, as its `update_tool_args` does). */
+export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES, semantics: V2Semantics = "original"): ToolCallPlan {
   let raw: unknown;
   try {
     raw = JSON.parse(argumentsText);
   } catch (e) {
     return { kind: "FAIL", tool: name, error: `arguments of ${name} are not valid JSON: ${(e as Error).message}`, badJson: true };
   }
-  const spec = offered.includes(name) ? toolSpec(name) : undefined;
+  if (semantics === "medarc" && (raw === null || typeof raw !== "object" || Array.isArray(raw))) raw = {};
+  const spec = offered.includes(name) ? toolSpec(name, semantics) : undefined;
   if (!spec) return { kind: "FAIL", tool: name, error: `unknown tool ${JSON.stringify(name)}; available tools: ${offered.join(", ")}`, args: raw };
   const parsed = spec.schema.safeParse(raw);
   if (!parsed.success) {
@@ -240,9 +297,12 @@ export function planToolCall(name: string, argumentsText: string, offered: reado
   const args = raw as Record<string, unknown>;
   switch (spec.kind) {
     case "finish":
-      return { kind: "FINISH", tool: name, value: (parsed.data as { value: unknown[] }).value, args };
-    case "calculator":
-      return { kind: "CALC", tool: name, expression: (parsed.data as { expression: string }).expression, args };
+      return { kind: "FINISH", tool: name, value: (parsed.data as { value: unknown }).value, args };
+    case "calculator": {
+      const expression = (parsed.data as { expression: unknown }).expression;
+      if (typeof expression !== "string") return { kind: "FAIL", tool: name, error: `invalid argument expression for ${name}: expected a string`, args: raw };
+      return { kind: "CALC", tool: name, expression, args };
+    }
     case "create":
       return { kind: "POST", tool: name, path: spec.type, args };
     case "search": {
@@ -266,5 +326,3 @@ export function apiMapping(name: string, semantics: V2Semantics): { method: "GET
   return { method: spec.kind === "search" ? "GET" : "POST", type: spec.type };
 }
 
-export const V2Semantics = z.enum(["original", "medarc"]);
-export type V2Semantics = z.infer<typeof V2Semantics>;

@@ -1,7 +1,5 @@
-// The tool protocol is MedAgentBench V2's (PROTOCOL.md section 2). Each transcript is built here and
-// its verdict is the one the original gives, derived from reading the original V2 code: its agent loop
-// (`MedAgent.run_iter`), the wrapper's `_to_task_result`, and `new_refsol`/`refsol`'s `check_has_post` and
-// `extract_posts`. The `medarc` cases follow the verifiers port (`env.py`, `graders.py`).
+// The tool protocol is MedAgentBench V2's (PROTOCOL.md section 2): its tools, first message and reply
+// format. The verdict transcripts (one table for every surface) are test/protocol/verdict-cases.ts.
 import { describe, expect, it } from "vitest";
 import { EmbeddedBackend, EnvConfig, MedAgentEnv, type Message } from "../../env/core/index.ts";
 import { calculate, DEFAULT_TOOL_NAMES, MEDARC_TOOL_NAMES, openAITools, planToolCall } from "../../env/protocol/index.ts";
@@ -14,26 +12,13 @@ const original = new EnvConfig({ backend });
 const medarc = new EnvConfig({ backend, v2Semantics: "medarc" });
 const MRN = MRNS[0]!; // born 1953-11-13: 70 on 2023-11-13
 const ctx = "It's 2023-11-13T10:15:00+00:00 now";
-// mab-v1 task2 (age): no POST at all, answer == [70]. mab-v1 task3 (record BP): exactly one accepted POST.
+// mab-v1 task2 (age): no POST at all, answer == [70].
 const age: Task = { id: "task2_1", suite: "mab-v1", type: "task2", instruction: `What's the age of the patient with MRN of ${MRN}?`, context: ctx, eval_MRN: MRN };
-const bp: Task = { id: "task3_1", suite: "mab-v1", type: "task3", instruction: `Record BP 118/77 mmHg for ${MRN}.`, context: ctx, eval_MRN: MRN };
 
 let n = 0;
 const call = (name: string, args: unknown) => ({ id: `call_${n++}`, type: "function" as const, function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } });
 const turn = (...calls: ReturnType<typeof call>[]): Message => ({ role: "assistant", content: null, tool_calls: calls });
-const search = (explanation: string) => call("fhir_condition_search", { search_params: { code: null, patient: MRN }, explanation });
 const finish = (value: unknown[]) => call("finish", { value });
-const bpBody = (over: Record<string, unknown> = {}) => ({
-  resourceType: "Observation",
-  category: [{ coding: [{ system: "http://hl7.org/fhir/observation-category", code: "vital-signs", display: "Vital Signs" }] }],
-  code: { text: "BP" },
-  effectiveDateTime: "2023-11-13T10:15:00+00:00",
-  status: "final",
-  valueString: "118/77 mmHg",
-  subject: { reference: `Patient/${MRN}` },
-  ...over,
-});
-const create = (over?: Record<string, unknown>) => call("fhir_vitals_create", bpBody(over));
 
 async function run(config: EnvConfig, task: Task, turns: Message[], maxRounds = 8) {
   const env = new MedAgentEnv(config);
@@ -104,7 +89,7 @@ describe("the original's tools", () => {
   });
 });
 
-describe("the original's episode rules and verdicts", () => {
+describe("the original's episode rules", () => {
   it("the first message is the original's <instruction>/<context> text; tools are the original's", async () => {
     const { reset } = await run(original, age, []);
     expect(reset.observation.at(-1)!.content).toBe(`<instruction>\n${age.instruction}\n</instruction>\n<context>\n${ctx}\n</context>\n`);
@@ -115,62 +100,6 @@ describe("the original's episode rules and verdicts", () => {
     const { info, messages } = await run(original, age, [turn(call("patient_search", { birthdate: null, family: null, given: null, identifier: MRN })), turn(finish([70]))]);
     expect(info).toMatchObject({ status: "completed", result: "[70]", reward: 1 });
     expect(messages.find((m) => m.role === "tool")!.content).toMatch(/^\{'resourceType': 'Bundle', 'id': '[^']+', 'meta': \{'lastUpdated': '/);
-  });
-
-  it("a turn without tool calls ends the run and is graded with the answer []", async () => {
-    // run_iter breaks when no function call was made and yields finish with value [] (result "[]").
-    const { info } = await run(original, age, [{ role: "assistant", content: "The patient is 70." }]);
-    expect(info).toMatchObject({ status: "invalid_action", reward: 0 });
-    expect(info.checks!.some((c) => /answer/.test(c.name) && !c.ok && /\[\]/.test(c.detail))).toBe(true);
-  });
-
-  it("has POST is the substring test over every agent item: search arguments and assistant text count", async () => {
-    // _to_task_result logs a search as "GET url\n" + json.dumps(arguments): an explanation saying POST makes
-    // check_has_post true, so the query task fails although the answer is right.
-    const a = await run(original, age, [turn(search("no POST needed")), turn(finish([70]))]);
-    expect(a.info).toMatchObject({ status: "completed", reward: 0 });
-    const b = await run(original, age, [{ role: "assistant", content: "I will not POST anything.", tool_calls: [finish([70])] }]);
-    expect(b.info.reward).toBe(0);
-    const c = await run(original, age, [turn(search("read the chart")), turn(finish([70]))]);
-    expect(c.info.reward).toBe(1);
-  });
-
-  it("a create then finish in one turn is an accepted POST (call, then its output, then finish)", async () => {
-    const { info, messages } = await run(original, bp, [turn(create(), finish([]))]);
-    expect(info).toMatchObject({ status: "completed", reward: 1 });
-    expect(messages.filter((m) => m.role === "tool")).toHaveLength(2);
-  });
-
-  it("a create as the run's last item fails the grader (extract_posts reads history[idx+1])", async () => {
-    // The turn limit ends the run after the create's output "POST request accepted", the last item: it
-    // contains "POST" and has no next item, so new_refsol/refsol raise IndexError -> False.
-    const { info } = await run(original, bp, [turn(create())], 1);
-    expect(info).toMatchObject({ status: "limit_reached", reward: 0 });
-    expect(info.checks!.some((c) => /IndexError/.test(c.detail))).toBe(true);
-  });
-
-  it("a call that fails validation ends the run (answer []); the rest of the turn never runs", async () => {
-    // model_validate raises inside run_iter: the run ends without a finish; the create's tool_call item
-    // was logged but has no output, so it is not accepted (and, being last, raises in extract_posts).
-    const { info, messages } = await run(original, bp, [turn(create({ subject: "Patient/" + MRN }), finish([]))]);
-    expect(info).toMatchObject({ status: "invalid_action", reward: 0 });
-    expect(info.error).toMatch(/subject/);
-    expect(messages.filter((m) => m.role === "tool")).toHaveLength(0);
-  });
-
-  it("an unknown tool or arguments that are not JSON end the run", async () => {
-    const a = await run(original, age, [turn(call("fhir_patient_search", { identifier: MRN }))]);
-    expect(a.info).toMatchObject({ status: "invalid_action", reward: 0 });
-    expect(a.info.error).toMatch(/unknown tool/);
-    const b = await run(original, age, [turn(call("patient_search", "{not json"))]);
-    expect(b.info).toMatchObject({ status: "invalid_action", reward: 0 });
-  });
-
-  it("calls after finish in the same turn never run", async () => {
-    // run_iter returns right after finish's output: a create batched after it is not logged at all.
-    const { info, messages } = await run(original, age, [turn(finish([70]), create())]);
-    expect(info).toMatchObject({ status: "completed", reward: 1, result: "[70]" });
-    expect(messages.filter((m) => m.role === "tool")).toHaveLength(1);
   });
 
   it("the finish value is json.dumps'd as Python does (floats, separators)", async () => {
@@ -184,14 +113,6 @@ describe("--v2-semantics medarc (the verifiers port)", () => {
     const { reset } = await run(medarc, age, []);
     expect((reset.tools as { function: { name: string } }[])[0]!.function.name).toBe("fhir_patient_search");
     expect(reset.observation.at(-1)!.content).toMatch(/use the finish tool when you have the final answer\.\n$/);
-  });
-
-  it("a create batched with finish fails: the port logs all calls before their replies", async () => {
-    // build_task_result: [POST url, finish(...), POST request accepted]; the last item contains POST -> IndexError.
-    const { info } = await run(medarc, bp, [turn(create(), finish([]))]);
-    expect(info).toMatchObject({ status: "completed", reward: 0 });
-    const ok = await run(medarc, bp, [turn(create()), turn(finish([]))]);
-    expect(ok.info.reward).toBe(1);
   });
 
   it("a failing call answers an error and the run goes on; an unknown name is rewritten to calculator", async () => {
