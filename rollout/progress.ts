@@ -1,4 +1,5 @@
-// Run progress on stderr: a bar on a terminal, otherwise a plain line every few seconds.
+// Run progress on stderr: a bar on a terminal, otherwise (a pipe, a log file) one whole line every
+// few seconds, never `\r`.
 // Shows episodes done/total, correct (of the target), pass rate, tokens/s, retries, errors, ETA.
 import { SingleBar } from "cli-progress";
 
@@ -65,10 +66,14 @@ export function createProgress(total: number, correctAtStart: number, show?: boo
     };
   }
   let last = started;
+  let written: string | undefined;
   const line = (state: ProgressState) => {
     const f = fields(state, correctAtStart, started);
+    const counts = `${state.done} ${state.correct} ${state.retries} ${state.errors}`;
+    if (counts === written) return; // nothing new since the last line
+    written = counts;
     process.stderr.write(
-      `episodes ${state.done}/${state.total} ${f.rate}/s | correct ${f.correct} | pass ${f.pass}% | ${f.tps} tok/s | retries ${f.retries} | errors ${f.errors} | ETA ${f.eta}\n`,
+      `episodes ${state.done}/${state.total} (${Math.floor((100 * state.done) / state.total)}%) | ${f.rate} episodes/s | correct ${f.correct} | pass ${f.pass}% | ${f.tps} tokens/s | retries ${f.retries} | errors ${f.errors} | ETA ${f.eta}\n`,
     );
   };
   let lastState: ProgressState | undefined;
@@ -81,7 +86,7 @@ export function createProgress(total: number, correctAtStart: number, show?: boo
       line(state);
     },
     stop() {
-      if (lastState && lastState.done !== lastState.total) line(lastState);
+      if (lastState) line(lastState);
     },
   };
 }

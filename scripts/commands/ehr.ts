@@ -20,6 +20,7 @@ import { NdjsonIndexStream, createStoreBuilder, loadNdjson, type FhirReader } fr
 import { BranchError, branchOf, branchesOf, taskTypes, type Suite } from "../../env/tasks/index.ts";
 import { existingDir, existingFile, parseOptions } from "./common.ts";
 import { exportFiles } from "./fhir.ts";
+import { createMeter, type Meter } from "./progress.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 
 
@@ -78,16 +79,11 @@ class NdjsonSink implements ResourceSink {
 
 function progressReporter(enabled: boolean): ((done: number, total: number) => void) | undefined {
   if (!enabled) return undefined;
-  const t0 = performance.now();
-  let last = 0;
+  let meter: Meter | undefined;
   return (done, total) => {
-    const now = performance.now();
-    if (done < total && now - last < 500) return;
-    last = now;
-    const secs = (now - t0) / 1000;
-    const eta = done ? (secs / done) * (total - done) : 0;
-    const line = `ehr: charts ${done}/${total} (${((100 * done) / total).toFixed(0)}%, ${(done / Math.max(secs, 1e-3)).toFixed(1)} patients/s, ETA ${eta.toFixed(0)} s)`;
-    process.stderr.write(process.stderr.isTTY ? `\r${line}${done === total ? "\n" : ""}` : `${line}\n`);
+    meter ??= createMeter({ label: "ehr: charts", unit: "patients", total });
+    meter.update(done);
+    if (done === total) meter.stop();
   };
 }
 

@@ -1,7 +1,6 @@
 // `ehrgym fhir ...`: serve the embedded FHIR server, snapshot a live one, import and export NDJSON.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Presets, SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { z } from "zod";
 import {
@@ -16,9 +15,7 @@ import {
 } from "../../env/fhir/index.ts";
 import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
-
-/** Without a terminal, progress bars print a plain line every 5 s instead of redrawing. */
-const NON_TTY = { noTTYOutput: !process.stderr.isTTY, notTTYSchedule: 5000 };
+import { createMeter, type Meter } from "./progress.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -66,12 +63,8 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
     const builder = createStoreBuilder();
     const paths = cached ? exportFiles(cached) : [...(o.data ? exportFiles(o.data) : []), ...(o.import ?? [])];
     const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
-    // Progress by bytes read (the loader reports characters; close enough for an ETA). Silent when stderr is not a TTY.
-    const bar = new SingleBar(
-      { format: "loading |{bar}| {percentage}% | {resources} resources | ETA {eta_formatted}", stream: process.stderr, hideCursor: false, ...NON_TTY },
-      Presets.shades_classic,
-    );
-    bar.start(totalBytes, 0, { resources: 0 });
+    // Progress by bytes read (the loader reports characters; close enough for an ETA).
+    const bar = createMeter({ label: "loading", unit: "MB", total: totalBytes, format: (n) => (n / 1e6).toFixed(1) });
     let doneBytes = 0;
     let lastFile = "";
     let fileBytes = 0;
@@ -84,7 +77,7 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
             lastFile = p.file;
           }
           fileBytes = p.bytes;
-          bar.update(Math.min(totalBytes, doneBytes + p.bytes), { resources: p.resources.toLocaleString("en-US") });
+          bar.update(Math.min(totalBytes, doneBytes + p.bytes), `${p.resources.toLocaleString("en-US")} resources`);
         },
       });
     } finally {
@@ -195,18 +188,11 @@ export function registerFhir(program: Command): void {
         raw,
       );
       if (existsSync(o.out) && !statSync(o.out).isDirectory()) throw new UserError(`--out: ${JSON.stringify(o.out)} is not a directory`);
-      const bar = o.progress
-        ? new SingleBar(
-            { format: "snapshot {type} |{bar}| {value}/{total} resources | {rate}/s | ETA {eta_formatted}", stream: process.stderr, hideCursor: false, ...NON_TTY },
-            Presets.shades_classic,
-          )
-        : undefined;
+      let bar: Meter | undefined;
       const abort = new AbortController();
       const onSignal = (): void => abort.abort();
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
-      const started = performance.now();
-      let barStarted = false;
       try {
         const result = await snapshotFhirServer({
           from: o.from,
@@ -215,15 +201,10 @@ export function registerFhir(program: Command): void {
           count: o.count,
           signal: abort.signal,
           onProgress: (p) => {
-            if (!bar) return;
-            const secs = (performance.now() - started) / 1000;
-            const payload = { type: p.type.padEnd(17), rate: secs > 0 ? Math.round(p.writtenThisRun / secs) : 0 };
-            if (!barStarted) {
-              bar.start(p.total ?? p.written, p.written, payload);
-              barStarted = true;
-            }
+            if (!o.progress) return;
+            bar ??= createMeter({ label: "snapshot", unit: "resources", total: p.total ?? p.written, startAt: p.written - p.writtenThisRun });
             if (p.total === undefined || p.written > p.total) bar.setTotal(p.written);
-            bar.update(p.written, payload);
+            bar.update(p.written, p.type);
           },
         });
         bar?.stop();

@@ -6,6 +6,7 @@ import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type 
 import { UserError, writeFileAtomic } from "../../env/util/index.ts";
 import { checkOutputFile, collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
+import { createMeter, type Meter } from "./progress.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -84,8 +85,8 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
   const types = o.types?.split(",").map((t) => t.trim()).filter(Boolean);
   const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.ehrSeed, patients: o.patients, cache: o.cache });
   const tasks: Task[] = [];
-  const t0 = performance.now();
   for (const suite of suites) {
+    let meter: Meter | undefined;
     tasks.push(
       ...generateTasks(store, {
         suite,
@@ -98,12 +99,12 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
         ...(like.length ? { like } : {}),
         includeUnwinnable: o.includeUnwinnable,
         onProgress: (done, total, type) => {
-          const s = (performance.now() - t0) / 1000;
-          process.stderr.write(`\r${suite}: ${done}/${total} types (${type}), ${s.toFixed(1)} s   `);
+          meter ??= createMeter({ label: `tasks ${suite}:`, unit: "task types", total });
+          meter.update(done, `last ${type}`);
         },
       }),
     );
-    process.stderr.write("\n");
+    meter?.stop();
   }
   if (tasks.length === 0) throw new UserError("no tasks could be generated (empty population after --exclude-mrns-from / --split?)");
   writeJsonlAtomic(o.out, tasks);
