@@ -1,6 +1,5 @@
 // rollout: policies (scripted expert), the episode runner, metrics, statistics and the reports.
 export * from "./expert/index.ts";
-export { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
 export { runEpisodes, RunRefused, type RunItem, type RunOptions, type RunResult, type StopReason } from "./runner.ts";
 export {
   STATUSES,
@@ -36,7 +35,6 @@ export {
 } from "./report/index.ts";
 export { readRows, readEpisodeRows, readJsonLines, readRowHeads, rowHead, RowFileError, prepareAppend, JsonlAppender, type RowHead } from "./jsonl.ts";
 export { lockOutput, OutputLocked, type LockHolder, type OutputLock } from "./out-lock.ts";
-export { agentTurns, createScriptedPolicy } from "./scripted.ts";
 export * from "./row.ts";
 export { EHRGYM_VERSION } from "./version.ts";
 export * from "./model/index.ts";

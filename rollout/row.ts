@@ -1,52 +1,17 @@
 // The episode row (ROLLOUT.md "Rows"): one JSONL line per episode, written by `ehrgym eval` and
 // `ehrgym rollout`, read by resume, metrics, reports and dataset build. One zod schema.
 import { z } from "zod";
-import { Message } from "../env/core/index.ts";
+import { Message, ModelCall, PolicyInfo, Usage, type PlayedEpisode, type Policy } from "../env/core/index.ts";
+import type { Task } from "../env/tasks/index.ts";
+import { taskMrn } from "./expert/index.ts";
+import { taskKind } from "./metrics.ts";
+import { EHRGYM_VERSION } from "./version.ts";
 
 export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
 
 /** How an episode ended. The environment's statuses plus `model_error` (the model endpoint failed for good). */
 export const RowStatus = z.enum(["completed", "invalid_action", "limit_reached", "context_limit", "model_error", "error"]);
 export type RowStatus = z.infer<typeof RowStatus>;
-
-export const Usage = z.object({
-  prompt_tokens: z.number().int().min(0),
-  completion_tokens: z.number().int().min(0),
-  total_tokens: z.number().int().min(0),
-});
-export type Usage = z.infer<typeof Usage>;
-
-export const ZERO_USAGE: Usage = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-
-/** One model call of an episode. */
-export const Turn = z.object({
-  latency_ms: z.number().min(0),
-  finish_reason: z.string().nullable(),
-  usage: Usage.optional(),
-  request_id: z.string().optional(),
-  /** Attempts the request took (1 = no retry). */
-  attempts: z.number().int().min(1).optional(),
-});
-export type Turn = z.infer<typeof Turn>;
-
-/** Sampling parameters as sent (only those given). */
-export const Sampling = z.looseObject({
-  temperature: z.number().optional(),
-  top_p: z.number().optional(),
-  max_tokens: z.number().int().optional(),
-  seed: z.number().int().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).optional(),
-});
-export type Sampling = z.infer<typeof Sampling>;
-
-export const PolicyInfo = z.object({
-  kind: z.enum(["expert", "openai", "scripted"]),
-  model: z.string(),
-  /** The endpoint's host[:port] only (never a path with a key in it). */
-  base_url_host: z.string().optional(),
-  sampling: Sampling.optional(),
-});
-export type PolicyInfo = z.infer<typeof PolicyInfo>;
 
 // Rows written before the policy became an object carried its name only.
 const PolicyField = z.preprocess((v) => (typeof v === "string" ? { kind: v === "expert" ? "expert" : "scripted", model: v } : v), PolicyInfo);
@@ -72,7 +37,7 @@ export const EpisodeRow = z.object({
   tools: z.array(z.unknown()).optional(),
   policy: PolicyField,
   usage: Usage.optional(),
-  turns: z.array(Turn).optional(),
+  turns: z.array(ModelCall).optional(),
   started_at: z.string().optional(),
   wall_ms: z.number().min(0).optional(),
   ehrgym_version: z.string().optional(),
@@ -86,3 +51,63 @@ export type EpisodeRowInput = z.input<typeof EpisodeRow>;
 /** Rows are keyed by (suite, task_id, sample). */
 export const rowKey = (suite: string, taskId: string, sample = 0) => `${suite}\u0000${taskId}\u0000${sample}`;
 export const keyOf = (row: { suite: string; task_id: string; sample?: number }) => rowKey(row.suite, row.task_id, row.sample ?? 0);
+
+export interface RowOptions {
+  /** 0-based index among the task's samples. */
+  sample?: number;
+  /** Where the EHR's patients came from (the row's `patients`). */
+  patients?: string;
+}
+
+/** The row of a played episode. */
+export function episodeRow(played: PlayedEpisode, policy: Policy, options: RowOptions = {}): EpisodeRow {
+  const { task, info, failure, calls } = played;
+  const usage = sumUsage(calls);
+  const mrn = mrnOf(task);
+  const error = failure?.message ?? (info.error ? info.error : played.notes.length ? played.notes.join("; ") : undefined);
+  return {
+    task_id: task.id,
+    suite: task.suite,
+    type: task.type,
+    ...(task.branch ? { branch: task.branch } : {}),
+    kind: taskKind(task.suite, task.type),
+    ...(mrn ? { mrn } : {}),
+    sample: options.sample ?? 0,
+    protocol: played.protocol,
+    reward: failure ? 0 : (info.reward ?? 0),
+    status: failure?.status ?? (info.status === "running" ? "error" : info.status),
+    rounds: info.rounds,
+    ...(info.partialCredit !== undefined ? { partial_credit: info.partialCredit } : {}),
+    ...(info.result !== undefined ? { result: info.result } : {}),
+    checks: info.checks ?? [],
+    messages: played.messages,
+    ...(played.tools ? { tools: played.tools } : {}),
+    policy: policy.info ?? { kind: "scripted", model: policy.name },
+    ...(usage ? { usage } : {}),
+    ...(calls.length ? { turns: calls } : {}),
+    started_at: played.startedAt.toISOString(),
+    wall_ms: Math.round(played.wallMs * 100) / 100,
+    ehrgym_version: EHRGYM_VERSION,
+    ...(options.patients ? { patients: options.patients } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+function mrnOf(task: Task): string | undefined {
+  try {
+    return taskMrn(task);
+  } catch {
+    return task.eval_MRN;
+  }
+}
+
+function sumUsage(calls: readonly ModelCall[]): Usage | undefined {
+  if (!calls.some((t) => t.usage)) return undefined;
+  const total = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  for (const t of calls) {
+    total.prompt_tokens += t.usage?.prompt_tokens ?? 0;
+    total.completion_tokens += t.usage?.completion_tokens ?? 0;
+    total.total_tokens += t.usage?.total_tokens ?? 0;
+  }
+  return total;
+}

@@ -1,13 +1,13 @@
 // Many episodes with bounded concurrency, resumable through the JSONL (keys (suite, task_id, sample)),
 // with a target of correct episodes, an episode budget, a stop on errors no retry fixes, and Ctrl-C.
 import { setMaxListeners } from "node:events";
+import { ModelError, RunAborted, runEpisode, type EpisodeEnv, type Policy, type WritesMode } from "../env/core/index.ts";
+import type { Protocol } from "../env/protocol/index.ts";
 import type { Task } from "../env/tasks/index.ts";
-import { runEpisode, type EpisodeEnv, type EpisodeOptions } from "./episode.ts";
-import type { Policy } from "./expert/index.ts";
 import { JsonlAppender, readRowHeads, removeRows, rowHead, type RowHead } from "./jsonl.ts";
-import { ModelError, RunAborted, type ModelStats } from "./model/index.ts";
+import type { ModelStats } from "./model/index.ts";
 import { createProgress } from "./progress.ts";
-import { keyOf, rowKey, type EpisodeRow } from "./row.ts";
+import { episodeRow, keyOf, rowKey, type EpisodeRow } from "./row.ts";
 import { StateError } from "../env/util/index.ts";
 
 export interface RunItem {
@@ -15,7 +15,12 @@ export interface RunItem {
   sample: number;
 }
 
-export interface RunOptions extends Omit<EpisodeOptions, "sample" | "signal"> {
+export interface RunOptions {
+  protocol: Protocol;
+  maxRounds: number;
+  writes?: WritesMode;
+  /** Where the EHR's patients came from (each row's `patients`). */
+  patients?: string;
   /** A fresh environment per worker (they share the base store). */
   makeEnv: () => EpisodeEnv;
   policy: Policy;
@@ -181,15 +186,16 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
     while (!stopped && next < budget) {
       const item = todo[next++]!;
       try {
-        const row = await runEpisode(env, o.policy, item.task, {
+        const { task, sample } = item;
+        const played = await runEpisode(env, o.policy, {
+          task,
           protocol: o.protocol,
           maxRounds: o.maxRounds,
           ...(o.writes ? { writes: o.writes } : {}),
-          sample: item.sample,
           signal: controller.signal,
-          ...(o.patients ? { patients: o.patients } : {}),
+          episodeKey: `${task.suite}/${task.id}/${sample}`,
         });
-        await record(row);
+        await record(episodeRow(played, o.policy, { sample, ...(o.patients ? { patients: o.patients } : {}) }));
       } catch (err) {
         if (err instanceof RunAborted) continue;
         if (err instanceof ModelError && err.fatal) {

@@ -24,9 +24,9 @@ describe("the package entries", () => {
     `);
     const names = JSON.parse(out) as Record<string, string[]>;
     expect(names["ehrgym"]).toEqual(expect.arrayContaining(["MedAgentEnv", "EnvConfig", "generateStore", "generateTasks"]));
-    expect(names["ehrgym/core"]).toEqual(expect.arrayContaining(["MedAgentEnv", "EnvConfig"]));
+    expect(names["ehrgym/core"]).toEqual(expect.arrayContaining(["MedAgentEnv", "EnvConfig", "runEpisode"]));
     expect(names["ehrgym/fhir"]).toEqual(expect.arrayContaining(["createStoreBuilder", "FhirService"]));
-    expect(names["ehrgym/rollout"]).toContain("runEpisode");
+    expect(names["ehrgym/rollout"]).toEqual(expect.arrayContaining(["runEpisodes", "createExpertPolicy"]));
     expect(names["ehrgym/datasets"]).toContain("buildDataset");
   });
 

@@ -5,19 +5,9 @@ import { z } from "zod";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { EnvConfig, MedAgentEnv, type EnvOptions } from "./env.ts";
+import { runEpisode } from "./episode.ts";
+import { assistantTurn, isContextLimit, ModelError, Sampling, type Policy } from "./policy.ts";
 import { Message, type EpisodeInfo, type EpisodeRecord, type WritesMode } from "./types.ts";
-
-export const SamplingArgs = z
-  .looseObject({
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    max_tokens: z.number().int().min(1).optional(),
-    max_completion_tokens: z.number().int().min(1).optional(),
-    seed: z.number().int().optional(),
-    stop: z.union([z.string(), z.array(z.string())]).optional(),
-  })
-  .describe("Extra chat.completions parameters passed through to the model.");
-export type SamplingArgs = z.infer<typeof SamplingArgs>;
 
 export const RolloutResult = z.object({
   /** The first messages the model saw (text: one user message; tools: system? + user). */
@@ -87,45 +77,44 @@ export class Environment {
   }
 
   /** Runs one episode with an OpenAI-compatible chat model. Model errors end the episode (context_limit / error). */
-  async rollout(client: OpenAI, model: string, task: Task, samplingArgs: SamplingArgs = {}): Promise<RolloutResult> {
-    const args = SamplingArgs.parse(samplingArgs);
-    const state = await this.setupState(task);
-    const messages: Message[] = [...state.prompt];
-    while (!this.isCompleted(messages, state)) {
-      let reply: Message;
-      try {
-        const res = await client.chat.completions.create({
-          ...args,
-          model,
-          messages: messages as OpenAI.Chat.ChatCompletionMessageParam[],
-          ...(state.tools ? { tools: state.tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
-        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
-        const m = res.choices[0]?.message;
-        if (!m) throw new Error("the model returned no choices");
-        reply = { role: "assistant", content: m.content ?? (m.tool_calls?.length ? null : "") };
-        const calls = (m.tool_calls ?? []).filter((c) => c.type === "function");
-        if (calls.length) reply.tool_calls = calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
-      } catch (e) {
-        const text = e instanceof Error ? e.message : String(e);
-        state.info = await state.env.abort(isContextLimit(e) ? "context_limit" : "error", text);
-        state.done = true;
-        break;
-      }
-      messages.push(reply);
-      const { messages: observation } = await this.envResponse(messages, state);
-      messages.push(...observation);
-    }
-    return toRolloutResult(state.env.record(), state.prompt.length);
+  async rollout(client: OpenAI, model: string, task: Task, samplingArgs: Sampling = {}): Promise<RolloutResult> {
+    const protocol = this.options.protocol ?? "text";
+    const played = await runEpisode(new MedAgentEnv(this.config), chatPolicy(client, model, Sampling.parse(samplingArgs)), {
+      task,
+      protocol,
+      maxRounds: this.options.maxRounds,
+      writes: this.options.writes,
+    });
+    const promptLength = played.messages.findIndex((m) => m.role === "assistant");
+    return toRolloutResult(played, promptLength < 0 ? played.messages.length : promptLength);
   }
 }
 
-function isContextLimit(e: unknown): boolean {
-  const err = e as { code?: unknown; status?: unknown; message?: unknown };
-  if (err?.code === "context_length_exceeded") return true;
-  return err?.status === 400 && typeof err.message === "string" && /context length|maximum context|too many tokens|context_length/i.test(err.message);
+/** One chat.completions call per turn, no retries: any failure ends the episode. */
+function chatPolicy(client: OpenAI, model: string, sampling: Sampling): Policy {
+  return {
+    name: model,
+    info: { kind: "openai", model },
+    act: async ({ protocol, messages, tools }) => {
+      let message: OpenAI.Chat.ChatCompletionMessage | undefined;
+      try {
+        const res = await client.chat.completions.create({
+          ...sampling,
+          model,
+          messages: messages as OpenAI.Chat.ChatCompletionMessageParam[],
+          ...(tools ? { tools: tools as OpenAI.Chat.ChatCompletionTool[] } : {}),
+        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+        message = res.choices[0]?.message;
+        if (!message) throw new Error("the model returned no choices");
+      } catch (e) {
+        throw new ModelError(isContextLimit(e) ? "context_limit" : "model_error", e instanceof Error ? e.message : String(e));
+      }
+      return assistantTurn(message, protocol).turn;
+    },
+  };
 }
 
-export function toRolloutResult(record: EpisodeRecord, promptLength: number): RolloutResult {
+function toRolloutResult(record: EpisodeRecord, promptLength: number): RolloutResult {
   const info = record.info;
   return {
     prompt: record.messages.slice(0, promptLength),

@@ -15,5 +15,7 @@ export * from "./backend.ts";
 export * from "./rubric.ts";
 export * from "./env.ts";
 export * from "./environment.ts";
+export * from "./policy.ts";
+export * from "./episode.ts";
 export * from "./journal.ts";
 export * from "./remote-backend.ts";

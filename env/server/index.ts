@@ -1,4 +1,4 @@
-export type { EpisodeEnv, ServerBackend } from "./backend.ts";
+export type { ServerBackend } from "./backend.ts";
 export { medAgentBackend } from "./medagent.ts";
 export { createRewardServer, DEFAULTS, type RewardServer, type RewardServerOptions } from "./server.ts";
 export { apiJsonSchema, apiSchemas } from "./schemas.ts";

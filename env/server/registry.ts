@@ -1,9 +1,8 @@
 // Open episodes by id: capacity limit, idle TTL eviction, one step at a time per episode.
 import { randomUUID } from "node:crypto";
-import type { EpisodeInfo } from "../core/index.ts";
+import type { EpisodeEnv, EpisodeInfo } from "../core/index.ts";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
-import type { EpisodeEnv } from "./backend.ts";
 import { HttpError } from "./errors.ts";
 
 /** The 404 code of an episode this replica does not hold: the client re-opens it or gives up, the server never starts one. */

@@ -36,7 +36,7 @@ function stateOf(episode: Episode, withMessages: boolean) {
     created_at: new Date(episode.createdAt).toISOString(),
     idle_ms: Date.now() - episode.lastUsed,
     info: episode.info,
-    messages: withMessages ? episode.env.record?.().messages : undefined,
+    messages: withMessages ? episode.env.record().messages : undefined,
   };
 }
 

@@ -1,5 +1,5 @@
 // The server's operations on episodes, independent of HTTP: open, step, inspect, delete, score.
-import { EnvInputError, EpisodeStateError, type AgentTurn, type Message, type ResetResult, type StepResult } from "../core/index.ts";
+import { agentTurns, EnvInputError, EpisodeStateError, replayPolicy, runEpisode, type AgentTurn, type Message, type ResetResult, type StepResult } from "../core/index.ts";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 import type { ServerBackend } from "./backend.ts";
@@ -128,41 +128,23 @@ export class EpisodeService {
   }
 
   /** Replays the transcript's assistant turns in a fresh episode (outside the registry) and grades it. */
-  async score(body: ScoreRequest): Promise<{
-    result: StepResult;
-    replayed: number;
-    ignored: number;
-    messages?: Message[];
-  }> {
+  async score(body: ScoreRequest): Promise<{ result: StepResult; replayed: number; ignored: number; messages?: Message[] }> {
     const task = this.resolveTask(body);
-    const turns = body.messages.filter((m) => m.role === "assistant");
+    const turns = agentTurns(body.messages, body.protocol);
     if (turns.length === 0) throw new HttpError(400, "messages: no assistant turn to replay", "messages");
+    const at = body.messages.flatMap((m, i) => (m.role === "assistant" ? [i] : []));
+    const replay = replayPolicy(turns);
     const env = this.backend.createEnv();
     try {
-      let reset: ResetResult;
-      try {
-        reset = await env.reset({ task, protocol: body.protocol, maxRounds: body.max_rounds, writes: body.writes });
-      } catch (err) {
-        throw new HttpError(400, `task: the environment could not start it (${(err as Error).message})`, "task");
-      }
-      const transcript: Message[] | undefined = body.return_messages ? [...reset.observation] : undefined;
-      let result: StepResult = { observation: [], reward: 0, terminated: false, truncated: false, info: reset.info };
-      let replayed = 0;
-      for (const message of turns) {
-        if (result.terminated || result.truncated) break;
-        const turn = this.turnFor(body.protocol, { message });
-        try {
-          result = await env.step(turn);
-        } catch (err) {
-          if (err instanceof EnvInputError) throw new HttpError(400, `messages.${body.messages.indexOf(message)}: ${err.message}`, `messages.${body.messages.indexOf(message)}`);
-          throw err;
-        }
-        this.metrics.steps++;
-        replayed++;
-        transcript?.push(typeof turn === "string" ? { role: "assistant", content: turn } : turn, ...result.observation);
-      }
+      const played = await runEpisode(env, replay, { task, protocol: body.protocol, maxRounds: body.max_rounds, writes: body.writes }).catch((err: unknown) => {
+        // The policy plays its first turn once reset has succeeded.
+        if (replay.played === 0) throw new HttpError(400, `task: the environment could not start it (${(err as Error).message})`, "task");
+        if (err instanceof EnvInputError) throw new HttpError(400, `messages.${at[replay.played - 1]}: ${err.message}`, `messages.${at[replay.played - 1]}`);
+        throw err;
+      });
+      this.metrics.steps += played.steps;
       this.metrics.scored++;
-      return { result, replayed, ignored: turns.length - replayed, messages: transcript };
+      return { result: played.last!, replayed: played.steps, ignored: turns.length - played.steps, ...(body.return_messages ? { messages: played.messages } : {}) };
     } finally {
       await env.close();
     }

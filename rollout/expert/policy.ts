@@ -1,41 +1,11 @@
 // The scripted expert: (task, messages so far) -> next agent turn, in either protocol.
-import type { AgentTurn, Message } from "../../env/core/index.ts";
-import type { Protocol } from "../../env/protocol/index.ts";
+import type { AgentTurn, Message, Policy, PolicyInput } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import type { PolicyInfo, Turn } from "../row.ts";
 import { ExpertError, nextRequests, type Plan } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
 import { apiBaseFromPrompt, renderText, textReplies } from "./text.ts";
 import { countToolCalls, localFilter, searchableWith, toolCall, toolReplies } from "./tools.ts";
-
-export interface PolicyInput {
-  task: Task;
-  protocol: Protocol;
-  /** Every message of the episode so far (prompt, agent turns, environment replies). */
-  messages: Message[];
-  /** Tool protocol: the OpenAI tools the environment offered at reset. */
-  tools?: unknown[];
-  /** Aborts the turn (Ctrl-C, run target reached). */
-  signal?: AbortSignal;
-  /** The episode's key "suite/task_id/sample" (a model request's retries repeat it with the turn). */
-  episodeKey?: string;
-}
-
-/** A turn with what it cost: the model call's record, and a note on anything odd about the reply. */
-export interface PolicyStep {
-  turn: AgentTurn;
-  call?: Turn;
-  note?: string;
-}
-
-/** Anything that plays an episode turn by turn (the scripted expert, a model client, a mutation). */
-export interface Policy {
-  readonly name: string;
-  /** What rows record as `policy` (default: {kind: "scripted", model: name}). */
-  readonly info?: PolicyInfo;
-  act(input: PolicyInput): Promise<AgentTurn | PolicyStep>;
-}
 
 export interface ExpertOptions {
   /** FHIR base URL with a trailing slash; read from the prompt when absent. */

@@ -1,26 +1,5 @@
-// How a model request failed, in the terms an episode row and a run need.
+// How a model request failed, in the terms an episode row and a run need (ModelError, in env/core).
 import OpenAI from "openai";
-
-/** Ends one episode: `model_error` (the endpoint failed after retries) or `context_limit`. */
-export class ModelError extends Error {
-  constructor(
-    readonly status: "model_error" | "context_limit",
-    message: string,
-    /** Set when no later request can succeed either (bad key, unknown model): the run stops. */
-    readonly fatal?: string,
-  ) {
-    super(message);
-    this.name = "ModelError";
-  }
-}
-
-/** The run was interrupted (Ctrl-C, target reached): the episode is dropped, not recorded. */
-export class RunAborted extends Error {
-  constructor() {
-    super("aborted");
-    this.name = "RunAborted";
-  }
-}
 
 /** A 2xx reply whose body is not a chat completion: retried like a dropped connection. */
 export class BrokenReply extends Error {
@@ -62,12 +41,6 @@ export function isRetryable(err: unknown): boolean {
   if (err instanceof OpenAI.APIConnectionError) return true; // includes timeouts
   if (err instanceof OpenAI.APIError) return err.status !== undefined && (RETRYABLE_STATUS.has(err.status) || err.status >= 500);
   return false;
-}
-
-export function isContextLimit(err: unknown): boolean {
-  const e = err as { code?: unknown; status?: unknown; message?: unknown };
-  if (e?.code === "context_length_exceeded") return true;
-  return e?.status === 400 && typeof e.message === "string" && /context length|maximum context|too many tokens|context_length/i.test(e.message);
 }
 
 /** Seconds or an HTTP date in `Retry-After` (or milliseconds in `retry-after-ms`), as milliseconds. */

@@ -1,4 +1,3 @@
 export { createModelPolicy, type ModelPolicy, type ModelPolicyOptions, type ModelStats } from "./policy.ts";
-export { ModelError, RunAborted } from "./errors.ts";
 export { backoffMs, sleep } from "./backoff.ts";
 export { RateLimiter, TokenBucket, type Clock } from "./rate-limit.ts";

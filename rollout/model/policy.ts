@@ -2,11 +2,22 @@
 // client-side rate limits and our own retries (exponential backoff, full jitter, Retry-After), so a
 // run can count them, stop on errors no retry fixes, and abort in-flight requests on Ctrl-C.
 import OpenAI from "openai";
-import type { AgentTurn, Message } from "../../env/core/index.ts";
-import type { Policy, PolicyInput, PolicyStep } from "../expert/index.ts";
-import type { PolicyInfo, Sampling, Turn, Usage } from "../row.ts";
+import {
+  assistantTurn,
+  isContextLimit,
+  ModelError,
+  RunAborted,
+  type Message,
+  type ModelCall,
+  type Policy,
+  type PolicyInfo,
+  type PolicyInput,
+  type PolicyStep,
+  type Sampling,
+  type Usage,
+} from "../../env/core/index.ts";
 import { backoffMs, sleep } from "./backoff.ts";
-import { checkCompletion, ModelError, RunAborted, describe, fatalReason, isContextLimit, isRetryable, retryAfterMs } from "./errors.ts";
+import { checkCompletion, describe, fatalReason, isRetryable, retryAfterMs } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { withChildSignal } from "./signal.ts";
 
@@ -61,16 +72,6 @@ function estimateTokens(messages: readonly Message[], maxTokens: number | undefi
     for (const c of m.tool_calls ?? []) chars += c.function.arguments.length + c.function.name.length;
   }
   return Math.ceil(chars / 4) + (maxTokens ?? 256);
-}
-
-function toTurn(message: OpenAI.Chat.ChatCompletionMessage, protocol: PolicyInput["protocol"]): { turn: AgentTurn; note?: string } {
-  const calls = (message.tool_calls ?? []).filter((c) => c.type === "function");
-  const content = message.content ?? null;
-  const note = !content && calls.length === 0 ? "the model returned empty content" : undefined;
-  if (protocol === "text") return { turn: content ?? "", ...(note ? { note } : {}) };
-  const turn: Message = { role: "assistant", content: content ?? (calls.length ? null : "") };
-  if (calls.length) turn.tool_calls = calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
-  return { turn, ...(note ? { note } : {}) };
 }
 
 export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
@@ -145,8 +146,8 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
         stats.promptTokens += usage.prompt_tokens;
         stats.completionTokens += usage.completion_tokens;
       }
-      const { turn, note } = toTurn(choice.message, input.protocol);
-      const record: Turn = {
+      const { turn, note } = assistantTurn(choice.message, input.protocol);
+      const record: ModelCall = {
         latency_ms: Math.round(latencyMs * 100) / 100,
         finish_reason: choice.finish_reason ?? null,
         ...(usage ? { usage } : {}),

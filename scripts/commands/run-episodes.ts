@@ -1,5 +1,6 @@
 // Runs a policy over (task, sample) keys for `eval` and `rollout`: Ctrl-C, the stop lines,
 // the summary, `<out>.meta.json`, the exit code.
+import type { EpisodeEnv, Policy } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { hash32, Rng, UserError, writeFileAtomic } from "../../env/util/index.ts";
 import {
@@ -13,9 +14,7 @@ import {
   runEpisodes,
   RunRefused,
   summarize,
-  type EpisodeEnv,
   type OutputLock,
-  type Policy,
   type RunItem,
   type RowHead,
   type RunResult,

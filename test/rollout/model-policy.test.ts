@@ -4,9 +4,9 @@ import { getEventListeners } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, ModelError, RunAborted } from "../../env/core/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
-import { backoffMs, createModelPolicy, EpisodeRow, ModelError, RunAborted, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { backoffMs, createModelPolicy, EpisodeRow, runEpisodes, type RunOptions } from "../../rollout/index.ts";
 import { startTeacherServer, type TeacherServer, type TeacherServerInput } from "../../rollout/teacher/index.ts";
 import { smallWorld } from "./rollout-fixture.ts";
 

@@ -1,10 +1,10 @@
 // Mutation suite: perturbations of the expert's text-protocol trajectories, replayed through the
 // real environment and graders; each must keep or flip the verdict exactly as GRADERS.md says.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EnvConfig } from "../../env/core/index.ts";
+import { agentTurns, type EnvConfig, type Policy } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks, type Task } from "../../env/tasks/index.ts";
-import { agentTurns, parseTextReply, type EpisodeRow, type Policy } from "../../rollout/index.ts";
+import { parseTextReply, type EpisodeRow } from "../../rollout/index.ts";
 import { casesFor, trajectory, type MutationCase, type Trajectory } from "./mutations.ts";
 import { envConfig, explain, play } from "./world.ts";
 

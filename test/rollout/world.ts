@@ -1,9 +1,9 @@
 // Test helpers: the real embedded EHR + MedAgentEnv + graders, and the expert run over tasks.
-import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv } from "../../env/core/index.ts";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, type Policy } from "../../env/core/index.ts";
 import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { createExpertPolicy, formatSummary, runEpisodes, summarize, type EpisodeRow, type Policy } from "../../rollout/index.ts";
+import { createExpertPolicy, formatSummary, runEpisodes, summarize, type EpisodeRow } from "../../rollout/index.ts";
 
 export const API_BASE = DEFAULT_API_BASE;
 

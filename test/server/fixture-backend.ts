@@ -1,8 +1,8 @@
 // A small deterministic backend for testing the HTTP layer in isolation (limits, codecs, errors,
 // metrics). It follows the text protocol's turn rules; FINISH earns 1 when the result equals the
 // JSON of task.sol. The end-to-end tests use core's MedAgentEnv instead.
-import type { AgentTurn, EpisodeInfo, Message, ResetOptions, ResetResult, StepResult } from "../../env/core/index.ts";
-import type { EpisodeEnv, ServerBackend } from "../../env/server/index.ts";
+import type { AgentTurn, EpisodeEnv, EpisodeInfo, Message, ResetOptions, ResetResult, StepResult } from "../../env/core/index.ts";
+import type { ServerBackend } from "../../env/server/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 
 export const fixtureTasks: Task[] = Array.from({ length: 6 }, (_, i) => ({
@@ -82,6 +82,11 @@ export class FixtureEnv implements EpisodeEnv {
       return { observation: reply, reward: 0, terminated: false, truncated: true, info: { ...this.info } };
     }
     return { observation: reply, reward: 0, terminated: false, truncated: false, info: { ...this.info } };
+  }
+
+  async abort(status: "context_limit" | "error"): Promise<EpisodeInfo> {
+    if (this.info.status === "running") this.info = { ...this.info, status, reward: 0 };
+    return { ...this.info };
   }
 
   close(): void {

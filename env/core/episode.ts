@@ -1,0 +1,115 @@
+// The one episode loop: reset, let the policy act until the environment ends the episode (or the
+// policy has no more turns), and return the environment's record with what the turns cost.
+// Rollouts, eval, the verifiers-style Environment and the server's /v1/score all run it.
+import type { Protocol } from "../protocol/index.ts";
+import type { Task } from "../tasks/index.ts";
+import { ModelError, RunAborted, type ModelCall, type Policy, type PolicyStep } from "./policy.ts";
+import type { AgentTurn, EpisodeInfo, EpisodeRecord, Message, ResetOptions, ResetResult, StepResult, WritesMode } from "./types.ts";
+
+/** An environment the loop can run (MedAgentEnv is one). */
+export interface EpisodeEnv {
+  reset(options: ResetOptions): Promise<ResetResult>;
+  step(turn: AgentTurn): Promise<StepResult>;
+  /** The episode so far (or as it ended). */
+  record(): EpisodeRecord;
+  /** Ends a running episode from outside (the policy failed, the model ran out of context). */
+  abort(status: "context_limit" | "error", reason?: string): Promise<EpisodeInfo>;
+  /** Rolls back the episode's writes. */
+  close(): void | Promise<void>;
+}
+
+export interface EpisodeOptions {
+  task: Task;
+  protocol: Protocol;
+  maxRounds?: number;
+  writes?: WritesMode;
+  /** Aborts the policy's turn: the loop then throws RunAborted. */
+  signal?: AbortSignal;
+  /** Handed to the policy (a model request's retries repeat it). */
+  episodeKey?: string;
+}
+
+/** A played episode: the environment's record, plus what the loop saw and the policy's turns cost. */
+export interface PlayedEpisode extends EpisodeRecord {
+  /** The tools offered at reset (tool protocol). */
+  tools?: unknown[];
+  /** Turns the policy played (each one a step). */
+  steps: number;
+  /** The last step's result; undefined when no turn was played. */
+  last?: StepResult;
+  /** The model calls of the turns that had one. */
+  calls: ModelCall[];
+  /** Notes on odd turns, "round N: ...". */
+  notes: string[];
+  /** The policy failed: the episode was ended with this status. */
+  failure?: { status: "model_error" | "context_limit" | "error"; message: string };
+  startedAt: Date;
+  wallMs: number;
+}
+
+const isStep = (x: AgentTurn | PolicyStep): x is PolicyStep => typeof x === "object" && x !== null && "turn" in x;
+
+/**
+ * Plays one episode. A policy failure ends it (ModelError: its status; anything else: `error`);
+ * RunAborted and a fatal ModelError are rethrown, as is an error of reset or step, after the
+ * episode's writes are rolled back.
+ */
+export async function runEpisode(env: EpisodeEnv, policy: Policy, options: EpisodeOptions): Promise<PlayedEpisode> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const { task, protocol } = options;
+  const reset = await env.reset({ task, protocol, maxRounds: options.maxRounds, writes: options.writes });
+  const messages: Message[] = [...reset.observation];
+  const calls: ModelCall[] = [];
+  const notes: string[] = [];
+  let failure: PlayedEpisode["failure"];
+  let last: StepResult | undefined;
+  let steps = 0;
+  try {
+    for (;;) {
+      let acted: AgentTurn | PolicyStep | undefined;
+      try {
+        acted = await policy.act({
+          task,
+          protocol,
+          messages,
+          ...(reset.tools ? { tools: reset.tools } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.episodeKey ? { episodeKey: options.episodeKey } : {}),
+        });
+      } catch (err) {
+        if (err instanceof RunAborted || (err instanceof ModelError && err.fatal)) throw err;
+        const status = err instanceof ModelError ? err.status : "error";
+        failure = { status, message: err instanceof ModelError ? err.message : `policy failed: ${err instanceof Error ? err.message : String(err)}` };
+        await env.abort(status === "context_limit" ? "context_limit" : "error", failure.message);
+        break;
+      }
+      if (acted === undefined) break;
+      const turn = isStep(acted) ? acted.turn : acted;
+      if (isStep(acted)) {
+        if (acted.call) calls.push(acted.call);
+        if (acted.note) notes.push(`round ${calls.length || notes.length + 1}: ${acted.note}`);
+      }
+      messages.push(typeof turn === "string" ? { role: "assistant", content: turn } : turn);
+      last = await env.step(turn);
+      steps++;
+      messages.push(...last.observation);
+      if (last.terminated || last.truncated) break;
+    }
+  } catch (err) {
+    await env.close();
+    throw err;
+  }
+  const record = env.record();
+  return {
+    ...record,
+    ...(reset.tools ? { tools: reset.tools } : {}),
+    steps,
+    ...(last ? { last } : {}),
+    calls,
+    notes,
+    ...(failure ? { failure } : {}),
+    startedAt,
+    wallMs: performance.now() - t0,
+  };
+}
