@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseTaskFile, TaskFileError } from "../env/tasks/index.ts";
-import { UserError } from "../env/util/index.ts";
+import { UserError, utf8Text } from "../env/util/index.ts";
 
 export class ExcludeFileError extends UserError {}
 
@@ -34,7 +34,7 @@ export function readExcludeFile(path: string): ExcludeSource {
   } catch (err) {
     throw new ExcludeFileError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  const text = bytes.toString("utf8");
+  const text = utf8Text(bytes, path, ExcludeFileError);
   const head = text.trimStart();
   let mrns: string[];
   let tasks: string[] = [];

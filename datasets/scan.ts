@@ -6,7 +6,8 @@ import { EpisodeRow } from "../rollout/index.ts";
 import { invalidTurns, type Keep } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
-import { isBlank, lineText, readLineBytes } from "./lines.ts";
+import { isBlank } from "./lines.ts";
+import { lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
   id: string;
@@ -109,7 +110,7 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
       if (isBlank(line.bytes)) continue;
       const text = lineText(line.bytes);
       if (text === undefined) {
-        bad(line.lineNo, "not UTF-8 text (an invalid byte sequence: a corrupted or binary line)");
+        bad(line.lineNo, NOT_UTF8);
         continue;
       }
       let json: unknown;

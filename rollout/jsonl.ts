@@ -1,30 +1,36 @@
 // Episode JSONL files: streamed reads (files of a week-long run exceed what one string holds),
 // a torn last line (kill -9 mid-write) cut off before appending, one write per appended line.
-import { createReadStream, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, open, rename, stat, truncate, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { createInterface } from "node:readline";
 import { z } from "zod";
 import { EpisodeRow } from "./row.ts";
-import { UserError } from "../env/util/index.ts";
+import { lineText, NOT_UTF8, readLineBytes, UserError } from "../env/util/index.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();
 
 export class RowFileError extends UserError {}
 
-/** Each complete line of the file, parsed, with its text and 1-based line number. A half-written last line is skipped. */
+/**
+ * Each complete line of the file, parsed, with its text and 1-based line number. A half-written last
+ * line (no newline after it: bad JSON or a cut UTF-8 sequence) is skipped; bytes that are not UTF-8
+ * elsewhere are an error naming file and line.
+ */
 export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number; text: string }> {
   if (!existsSync(path)) return;
-  const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
   let pending: { text: string; line: number } | undefined;
-  let n = 0;
-  for await (const text of lines) {
-    n++;
+  for await (const { bytes, lineNo, terminated } of readLineBytes(path)) {
+    const text = lineText(bytes);
+    if (text === undefined) {
+      if (terminated) throw new RowFileError(`${path}:${lineNo}: ${NOT_UTF8}`);
+      if (pending) yield parseLine(path, pending.text, pending.line);
+      return;
+    }
     if (pending) {
       yield parseLine(path, pending.text, pending.line);
       pending = undefined;
     }
-    if (text.trim()) pending = { text, line: n };
+    if (text.trim()) pending = { text, line: lineNo };
   }
   if (!pending) return;
   // The last line: a torn one (no newline after it) from an interrupted run is not an error.

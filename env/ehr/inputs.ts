@@ -4,16 +4,18 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { FhirResource } from "../fhir/index.ts";
 import { at, CLOCK } from "./time.ts";
-import { UserError } from "../util/index.ts";
+import { UserError, utf8Text } from "../util/index.ts";
 
 export class EhrInputError extends UserError {}
 
 function read(path: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (err) {
     throw new EhrInputError(`cannot read ${path}: ${(err as Error).message}`);
   }
+  return utf8Text(bytes, path, EhrInputError);
 }
 
 const FHIR_ID = /^[A-Za-z0-9\-.]{1,64}$/;

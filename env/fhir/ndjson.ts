@@ -16,6 +16,7 @@ import { Hasher, type HashResult } from "./ndjson-hash.ts";
 import { INDEX_SUFFIX, IndexError, checkRowSpans, encodeNdjsonIndex, readNdjsonIndex, tableFromIndex, type NdjsonIndex } from "./ndjson-index.ts";
 import { saveIndex } from "./ndjson-index-stream.ts";
 import type { FhirStoreBuilder } from "./types.ts";
+import { firstNonUtf8LineOf, NOT_UTF8, UserError } from "../util/index.ts";
 
 export interface LoadProgress {
   file: string;
@@ -142,9 +143,17 @@ async function parseFile(file: string, builder: FhirStoreBuilder, total: number,
   let bytes = 0;
   let carry = "";
   let whole: string[] | undefined; // a pretty-printed (multi-line) JSON document
-  const stream = createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 22 });
-  for await (const chunk of stream as AsyncIterable<string>) {
-    bytes += chunk.length;
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const decode = async (raw?: Buffer) => {
+    try {
+      return decoder.decode(raw, { stream: raw !== undefined });
+    } catch {
+      throw new UserError(`${file}:${(await firstNonUtf8LineOf(file)) ?? "?"}: ${NOT_UTF8}`);
+    }
+  };
+  for await (const raw of createReadStream(file, { highWaterMark: 1 << 22 }) as AsyncIterable<Buffer>) {
+    bytes += raw.length;
+    const chunk = await decode(raw);
     if (whole) {
       whole.push(chunk);
       continue;
@@ -168,6 +177,7 @@ async function parseFile(file: string, builder: FhirStoreBuilder, total: number,
     carry = whole ? "" : text.slice(start);
     options.onProgress?.({ file, resources: total, bytes });
   }
+  await decode(); // the end: a sequence cut short there is not UTF-8 either
   if (whole) total += addLine(compactJson(whole.join("")), builder, file);
   else if (carry.trim() !== "") total += addLine(carry.trim(), builder, `${file}:${lineNo + 1}`);
   options.onProgress?.({ file, resources: total, bytes });

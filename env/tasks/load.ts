@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { gradingClock } from "./clock.ts";
 import { Suite, Task, TaskType } from "./task.ts";
-import { UserError } from "../util/index.ts";
+import { UserError, utf8Text } from "../util/index.ts";
 
 /** One row of a task file: official rows carry id/instruction/context/eval_MRN(/sol); ehrgym rows carry every Task field. */
 const TaskRow = z.looseObject({
@@ -100,11 +100,12 @@ export function parseTaskFile(text: string, opts: { suite?: Suite; source?: stri
 
 /** Load a task file (official JSON array or ehrgym JSONL); the suite is auto-detected unless given. */
 export function loadTaskFile(path: string, opts: { suite?: Suite } = {}): Task[] {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (e) {
     throw new TaskFileError(`cannot read task file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  const text = utf8Text(bytes, path, TaskFileError);
   return parseTaskFile(text, { ...opts, source: path });
 }

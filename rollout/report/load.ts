@@ -2,7 +2,7 @@
 // file:line), one row per (suite, task_id, sample), one protocol per run unless one is chosen.
 import { readFileSync } from "node:fs";
 import { EpisodeRow, keyOf } from "../row.ts";
-import { UserError } from "../../env/util/index.ts";
+import { UserError, utf8Text } from "../../env/util/index.ts";
 
 /** Input a report cannot be built from: one line for the user, exit code 2 at the CLI. */
 export class ReportInputError extends UserError {}
@@ -31,8 +31,9 @@ function valueAt(obj: unknown, path: PropertyKey[]): unknown {
 export function loadRun(path: string, name: string, options: { protocol?: "text" | "tools" } = {}): LoadedRun {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = utf8Text(readFileSync(path), path, ReportInputError);
   } catch (err) {
+    if (err instanceof ReportInputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new ReportInputError(`cannot read run file ${path}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (err as Error).message}`);
   }

@@ -13,7 +13,7 @@ import { createExpertPolicy, createModelPolicy } from "../../rollout/index.ts";
 import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
-import { UserError } from "../../env/util/index.ts";
+import { UserError, utf8Text } from "../../env/util/index.ts";
 
 export const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const list = z.string().transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
@@ -122,7 +122,7 @@ export function addModelOptions(cmd: Command, defaults: { concurrency: string })
 
 function readPatients(path: string): FhirResource[] {
   const out: FhirResource[] = [];
-  readFileSync(path, "utf8")
+  utf8Text(readFileSync(path), `--patients-from: ${path}`)
     .split("\n")
     .forEach((line, i) => {
       if (!line.trim()) return;

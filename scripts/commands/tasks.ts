@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
-import { UserError, writeFileAtomic } from "../../env/util/index.ts";
+import { UserError, utf8Text, writeFileAtomic } from "../../env/util/index.ts";
 import { checkOutputFile, collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { createMeter, type Meter } from "./progress.ts";
@@ -41,7 +41,7 @@ export type GenerateTaskOptions = z.infer<typeof GenerateTaskOptions>;
 
 /** MRNs named by a task file (eval_MRN) or an MRN list (one per line, # comments). */
 export function readMrns(path: string): string[] {
-  const text = readFileSync(path, "utf8");
+  const text = utf8Text(readFileSync(path), `--exclude-mrns-from: ${path}`);
   const head = text.trimStart()[0];
   if (head === "[" || head === "{") {
     try {
