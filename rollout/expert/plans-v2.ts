@@ -77,7 +77,14 @@ const dvtProphylaxis: Plan = (ctx) => {
       "MedicationRequest",
       order(ctx, "MedicationRequest", {
         medicationCodeableConcept: { text: "heparin 5000 units SC q8h prophylaxis" },
-        dosageInstruction: [{ text: "heparin 5000 units subcutaneous every 8 hours", route: { text: "subcutaneous" } }],
+        dosageInstruction: [
+          {
+            text: "heparin 5000 units subcutaneous every 8 hours",
+            timing: { repeat: { frequency: 1, period: 8, periodUnit: "h" } },
+            route: { text: "subcutaneous" },
+            doseAndRate: [{ doseQuantity: { value: 5000, unit: "U" } }],
+          },
+        ],
       }),
     );
   }
@@ -175,7 +182,14 @@ const thyroid: Plan = (ctx) => {
       "MedicationRequest",
       order(ctx, "MedicationRequest", {
         medicationCodeableConcept: { text: "levothyroxine 25 mcg tablet" },
-        dosageInstruction: [{ text: "levothyroxine 25 mcg PO daily", route: { text: "oral" } }],
+        dosageInstruction: [
+          {
+            text: "levothyroxine 25 mcg PO daily",
+            timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } },
+            route: { text: "oral" },
+            doseAndRate: [{ doseQuantity: { value: 25, unit: "mcg" } }],
+          },
+        ],
       }),
     );
     for (const lab of thyroidLabOrders(ctx, iso(now(ctx) + 42 * DAY))) ctx.post("ServiceRequest", lab);
@@ -219,7 +233,14 @@ const naloxone: Plan = (ctx) => {
       "MedicationRequest",
       order(ctx, "MedicationRequest", {
         medicationCodeableConcept: { text: "naloxone 4 mg/actuation nasal spray" },
-        dosageInstruction: [{ text: "naloxone nasal spray 4 mg as needed for opioid overdose", route: { text: "nasal" } }],
+        dosageInstruction: [
+          {
+            text: "naloxone nasal spray 4 mg as needed for opioid overdose",
+            asNeededBoolean: true,
+            route: { text: "nasal" },
+            doseAndRate: [{ doseQuantity: { value: 4, unit: "mg" } }],
+          },
+        ],
       }),
     );
   }

