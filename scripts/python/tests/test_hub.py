@@ -10,6 +10,9 @@ import json
 import os
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any, Dict, Iterator
 
@@ -61,7 +64,21 @@ def files_under(root: Path) -> Dict[str, bytes]:
 
 
 def requests(hub: ChildServer) -> list[Dict[str, Any]]:
-    return [json.loads(line) for line in list(hub.lines)]
+    """Every request the Hub has answered so far: a marker request is sent, and the log is read up to it
+    (the log lines arrive through a pipe, after the replies)."""
+    marker = f"/marker-{len(hub.lines)}"
+    try:
+        urllib.request.urlopen(hub.url + marker, timeout=10)
+    except urllib.error.HTTPError as err:
+        assert err.code == 401
+    deadline = time.monotonic() + 30
+    while True:
+        seen = [json.loads(line) for line in list(hub.lines)]
+        paths = [q["path"] for q in seen]
+        if marker in paths:
+            return [q for q in seen[: paths.index(marker)] if not q["path"].startswith("/marker-")]
+        assert time.monotonic() < deadline, "the Hub's request log stopped"
+        time.sleep(0.05)
 
 
 def test_pushed_dataset_downloads_with_huggingface_hub_and_loads_with_datasets(hub: ChildServer, tmp_path: Path) -> None:
@@ -101,4 +118,4 @@ def test_pushed_dataset_downloads_with_huggingface_hub_and_loads_with_datasets(h
             assert same(row, want), row["id"]
     # read from the Hub (its own empty cache), not from the download above
     assert any(q["path"].startswith("/lfs-files/") for q in requests(hub)[before:])
-    assert all(q["status"] in (200, 302, 404) for q in requests(hub))
+    assert all(q["status"] in (200, 302, 404) for q in requests(hub)), "the Hub refused a request"
