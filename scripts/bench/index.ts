@@ -16,6 +16,7 @@ const sections: Record<string, () => Promise<Section>> = {
   "fhir-http": () => import("./fhir-http.ts"),
   env: () => import("./env.ts"),
   server: () => import("./server.ts"),
+  "slow-search": () => import("./slow-search.ts"),
   scale: () => import("./scale.ts"),
   rollout: () => import("./rollout.ts"),
   datasets: () => import("./datasets.ts"),

@@ -16,16 +16,16 @@ import { percentile, report } from "./report.ts";
  */
 export const sectionNodeOptions = ["--max-semi-space-size=64"];
 
-const CONCURRENCY = Number(process.env.EHRGYM_BENCH_CONCURRENCY ?? 1000);
-const SECONDS = Number(process.env.EHRGYM_BENCH_SECONDS ?? 10);
-const WARMUP_SECONDS = 2;
-const API_BASE = "http://localhost:8080/fhir/";
+export const CONCURRENCY = Number(process.env.EHRGYM_BENCH_CONCURRENCY ?? 1000);
+export const SECONDS = Number(process.env.EHRGYM_BENCH_SECONDS ?? 10);
+export const WARMUP_SECONDS = 2;
+export const API_BASE = "http://localhost:8080/fhir/";
 const CHILD_FLAG = "EHRGYM_BENCH_SERVER_CHILD";
 
 // ---------------------------------------------------------------------------------------------
 // Child: the server over the default synthetic population.
 
-interface Workload {
+export interface Workload {
   tasks: string[];
   /** Per task: the GET turns an agent would issue, then the FINISH. */
   turns: Record<string, string[]>;
@@ -88,7 +88,7 @@ function serverCpu(child: ChildProcess): Promise<number> {
 /** What the README documents as `serve`'s opt-in for a tail latency under heavy load (32 MB semi-spaces). */
 const SERVE_OPT_IN = ["--max-semi-space-size=32"];
 
-function startChild(nodeFlags: string[]): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
+export function startChild(nodeFlags: string[]): Promise<{ child: ChildProcess; url: string; workload: Workload; resources: number }> {
   return new Promise((resolve, reject) => {
     // EHRGYM_BENCH_PROFILE=DIR writes a V8 CPU profile of the server process there.
     const profile = process.env.EHRGYM_BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.EHRGYM_BENCH_PROFILE}`] : [];
@@ -101,7 +101,7 @@ function startChild(nodeFlags: string[]): Promise<{ child: ChildProcess; url: st
   });
 }
 
-interface Stats {
+export interface Stats {
   steps: number;
   errors: number;
   latencies: number[];
@@ -170,7 +170,7 @@ async function call(client: Client, method: "POST" | "DELETE", path: string, bod
 /** Runs CONCURRENCY episode loops for `settle` + `seconds`; only steps that start after the settling
  *  second count. `thinkMs` > 0 paces each loop like a trainer waiting on its model between steps
  *  (uniform jitter in [0.5, 1.5] x thinkMs, staggered starts); 0 is a closed loop. */
-async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number, settle = 1): Promise<Stats & { elapsed: number }> {
+export async function load(url: string, workload: Workload, format: Format, seconds: number, thinkMs: number, settle = 1): Promise<Stats & { elapsed: number }> {
   // undici: a far lighter client than node:http, so the shared 2 cores go to the server under test.
   // One connection per episode loop, as a trainer's rollout workers would hold (a Pool of 1,000 also
   // scans its connections for a free one on every request).
@@ -238,7 +238,7 @@ function serverP99(before: Map<string, number>, after: Map<string, number>): str
 const targetRate = 3000;
 
 /** Paced load: CONCURRENCY episodes, each stepping every ~CONCURRENCY/targetRate s; its step latencies and p99. */
-async function paced(child: ChildProcess, url: string, workload: Workload, format: Format, label: string, target: boolean): Promise<Stats> {
+export async function paced(child: ChildProcess, url: string, workload: Workload, format: Format, label: string, target: boolean): Promise<Stats> {
   const thinkMs = (CONCURRENCY / targetRate) * 1000;
   const pacedCpu0 = await serverCpu(child);
   const clientCpu0 = process.cpuUsage();
