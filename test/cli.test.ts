@@ -67,15 +67,26 @@ describe("ehrgym CLI", () => {
     expect(r.stderr).toMatch(/unknown command/);
   });
 
-  it("`npx ehrgym teacher serve ... &` then `kill $!` stops the server", async () => {
+  it("`npx ehrgym teacher serve ... &` then `kill $!` or `kill -INT $!` stops the server", async () => {
     const { tasks } = world({ patients: 3, seed: 5, perType: 1 });
     const tasksFile = join(mkdtempSync(join(tmpdir(), "ehrgym-cli-")), "tasks.jsonl");
     writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
-    const { child, url, exited } = await start("npx", ["ehrgym", "teacher", "serve", "--port", "0", "--tasks", tasksFile]);
-    expect((await fetch(`${url}/v1/models`)).status).toBe(200);
-    child.kill("SIGTERM"); // npx's PID: npm passes the signal to a shell that does not pass it on
-    await stopsAnswering(url);
-    await exited;
+    // npx's PID: npm passes the signal to a shell (`sh -c`) that does not pass it on.
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const { child, url, exited } = await start("npx", ["ehrgym", "teacher", "serve", "--port", "0", "--tasks", tasksFile]);
+      expect((await fetch(`${url}/v1/models`)).status).toBe(200);
+      child.kill(signal);
+      await stopsAnswering(url);
+      await exited;
+    }
+  });
+
+  it("`npx ehrgym serve ... &` then `kill -INT $!` stops the server", async () => {
+    const serve = await start("npx", ["ehrgym", "serve", "--port", "0", "--patients", "2", "--per-type", "1"]);
+    expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
+    serve.child.kill("SIGINT");
+    await stopsAnswering(serve.url);
+    await serve.exited;
   });
 
   it("`npx ehrgym serve` stops on SIGTERM to npx's PID; `fhir serve` on SIGINT (Ctrl-C) to the command's", async () => {
