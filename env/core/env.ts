@@ -445,7 +445,7 @@ export class MedAgentEnv {
       let argsText = call.function.arguments;
       if (argsText.trim() === "" || !isJson(argsText)) argsText = call.function.arguments = "{}";
       else {
-        const once = JSON.parse(argsText) as unknown;
+        const once = py.jsonLoads(argsText);
         if (typeof once === "string") argsText = isJson(once) ? once : (call.function.arguments = "{}");
       }
       const plan = planToolCall(name, argsText, this.config.toolNames, "medarc");
@@ -586,13 +586,9 @@ function pyJsonReply(text: string): { reply: string } | { fail: string } {
   }
 }
 
+/** Whether json.loads takes it. */
 function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
+  return py.tryJsonLoads(text).ok;
 }
 
 /** model_dump(exclude_none=True) of what is sent: null fields are left out. */

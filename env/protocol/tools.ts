@@ -4,6 +4,7 @@
 // (`loadToolSchemas`, the `--tool-schemas` flag).
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import * as py from "../python/index.ts";
 
 /** Whose rules a tool-protocol episode follows: the original V2 code (default) or the verifiers port. */
 export const V2Semantics = z.enum(["original", "medarc"]);
@@ -279,12 +280,10 @@ export type ToolCallPlan =
  *  (json.loads), which is what the original logs. `medarc`: the port's argument rules (arguments that
  *  are not a JSON object are called as no arguments, as its `update_tool_args` does). */
 export function planToolCall(name: string, argumentsText: string, offered: readonly string[] = DEFAULT_TOOL_NAMES, semantics: V2Semantics = "original"): ToolCallPlan {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(argumentsText);
-  } catch (e) {
-    return { kind: "FAIL", tool: name, error: `arguments of ${name} are not valid JSON: ${(e as Error).message}`, badJson: true };
-  }
+  // json.loads, as both read the arguments (NaN and Infinity included).
+  const loaded = py.tryJsonLoads(argumentsText);
+  if (!loaded.ok) return { kind: "FAIL", tool: name, error: `arguments of ${name} are not valid JSON: ${loaded.error}`, badJson: true };
+  let raw = py.toJs(loaded.value, { intsAsNumbers: true });
   if (semantics === "medarc" && (raw === null || typeof raw !== "object" || Array.isArray(raw))) raw = {};
   const spec = offered.includes(name) ? toolSpec(name, semantics) : undefined;
   if (!spec) return { kind: "FAIL", tool: name, error: `unknown tool ${JSON.stringify(name)}; available tools: ${offered.join(", ")}`, args: raw };

@@ -51,6 +51,8 @@ const CASES: [string, string, unknown, boolean, boolean][] = [
   ["finish without value", "finish", {}, false, false],
   ["finish with an unknown key", "finish", { value: [70], note: "x" }, true, false],
   ["finish, arguments a JSON list", "finish", [70], false, false],
+  ["finish with NaN (json.loads takes it)", "finish", '{"value": [NaN, -Infinity]}', true, true],
+  ["finish with single quotes", "finish", "{'value': [70]}", false, false],
   ["calculator", "calculator", { expression: "1 + 2" }, true, true],
   ["calculator, expression a number", "calculator", { expression: 3 }, false, false],
 ];

@@ -190,6 +190,13 @@ add(
   { status: "completed", reward: 0, result: "70", toolReplies: 1 },
 );
 add(
+  "finish-nan",
+  age,
+  "arguments are read with json.loads, which takes NaN: the run completes with the answer [NaN], which is not [70]",
+  [turn(call("finish", '{"value": [NaN]}'))],
+  { status: "completed", reward: 0, result: "[NaN]", toolReplies: 1 },
+);
+add(
   "finish-bad-json",
   age,
   "finish arguments that are not JSON: the original raises (run ends with []); the port calls finish() with none, which fails, and a finish call ends its run anyway (answer [])",
