@@ -87,20 +87,6 @@ export async function readRowHeads(path: string): Promise<RowHead[]> {
   return heads;
 }
 
-/** Every row of the file validated against the row schema (errors name file:line and the field). */
-export async function readEpisodeRows(path: string): Promise<EpisodeRow[]> {
-  const rows: EpisodeRow[] = [];
-  for await (const { value, line } of readJsonLines(path)) {
-    const checked = EpisodeRow.safeParse(value);
-    if (!checked.success) {
-      const issue = checked.error.issues[0]!;
-      throw new RowFileError(`${path}:${line}: not an episode row (${issue.path.join(".") || "row"}: ${issue.message})`);
-    }
-    rows.push(checked.data);
-  }
-  return rows;
-}
-
 /** Length of the file up to and including its last newline (reads backwards from the end). */
 async function completeLength(handle: FileHandle, size: number): Promise<number> {
   const chunk = Buffer.alloc(64 * 1024);

@@ -5,20 +5,8 @@ import { createStoreBuilder, type FhirStore } from "../fhir/index.ts";
 import { generateIntoBuilder, type EhrGenerateOptions, type GenerateSummary } from "./generate.ts";
 import { readChartsFor, readPatientsNdjson } from "./inputs.ts";
 
-export {
-  DEFAULT_CHARTED,
-  DEFAULT_PATIENTS,
-  DEFAULT_SEED,
-  MAX_PATIENTS,
-  generateIntoBuilder,
-  resolveOptions,
-  type EhrGenerateOptions,
-  type GenerateSummary,
-  type ResourceSink,
-} from "./generate.ts";
-export { EhrInputError, contextClock, readChartsFor, readPatientsNdjson, type ChartsFor } from "./inputs.ts";
-export { generatePatients } from "./patients.ts";
-export { SCENARIO_SPACE, type Scenario, type ScenarioKey } from "./scenarios.ts";
+export { DEFAULT_PATIENTS, DEFAULT_SEED, MAX_PATIENTS, generateIntoBuilder, type EhrGenerateOptions, type GenerateSummary, type ResourceSink } from "./generate.ts";
+export { EhrInputError, contextClock, readChartsFor, readPatientsNdjson } from "./inputs.ts";
 export { CLOCK } from "./time.ts";
 
 export interface EhrStoreOptions extends Omit<EhrGenerateOptions, "patientsFrom"> {

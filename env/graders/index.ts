@@ -1,3 +1,3 @@
 export * from "./types.ts";
-export { grade, graderFor, gradedTypes } from "./grade.ts";
-export { hasPost, acceptedPosts, type AcceptedPost } from "./posts.ts";
+export { grade } from "./grade.ts";
+export { hasPost } from "./posts.ts";

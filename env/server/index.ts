@@ -1,5 +1,3 @@
 export type { ServerBackend } from "./backend.ts";
 export { medAgentBackend } from "./medagent.ts";
 export { createRewardServer, DEFAULTS, type RewardServer, type RewardServerOptions } from "./server.ts";
-export { apiJsonSchema, apiSchemas } from "./schemas.ts";
-export { ServerMetrics } from "./metrics.ts";

@@ -1,5 +1,4 @@
-export { createExpertPolicy, expertTurn, planFor, type ExpertOptions } from "./policy.ts";
-export { ExpertError, nextRequests, type Plan, type PlanContext, type Reply, type Request } from "./plan.ts";
-export { renderText, parseTextReply, textReplies } from "./text.ts";
-export { toolCall, toolReplies } from "./tools.ts";
+// rollout/expert: the scripted expert policy, its plan per task type, and the facts it reads off a task.
+export { createExpertPolicy, planFor, type ExpertOptions } from "./policy.ts";
+export { ExpertError, nextRequests, type Plan, type Reply, type Request } from "./plan.ts";
 export { taskMrn, taskNow } from "./facts.ts";

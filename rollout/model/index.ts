@@ -1,3 +1,2 @@
-export { createModelPolicy, type ModelPolicy, type ModelPolicyOptions, type ModelStats } from "./policy.ts";
-export { backoffMs, sleep } from "./backoff.ts";
-export { RateLimiter, TokenBucket, type Clock } from "./rate-limit.ts";
+// rollout/model: the model policy (any OpenAI-compatible chat-completions endpoint) and its counters.
+export { createModelPolicy, type ModelPolicyOptions, type ModelStats } from "./policy.ts";

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../env/core/index.ts";
 import { Task } from "../../env/tasks/index.ts";
-import { expertTurn, taskMrn, taskNow } from "../../rollout/index.ts";
+import { expertTurn } from "../../rollout/expert/policy.ts";
+import { taskMrn, taskNow } from "../../rollout/expert/index.ts";
 import { nameAndDob } from "../../rollout/expert/facts.ts";
 
 const task = (o: Partial<Task> & Pick<Task, "suite" | "type">): Task => Task.parse({ id: "t1", instruction: "", context: "", ...o });

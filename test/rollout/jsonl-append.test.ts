@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MedAgentEnv } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
-import { createExpertPolicy, JsonlAppender, readRowHeads, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
+import { createExpertPolicy, readRowHeads, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
+import { JsonlAppender } from "../../rollout/jsonl.ts";
 import { API_BASE, envConfig } from "./world.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-append-"));

@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, ModelError, RunAborted } from "../../env/core/index.ts";
 import { createFhirService } from "../../env/fhir/index.ts";
-import { backoffMs, createModelPolicy, EpisodeRow, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { createModelPolicy, EpisodeRow, runEpisodes, type RunOptions } from "../../rollout/index.ts";
+import { backoffMs } from "../../rollout/model/backoff.ts";
 import { startTeacherServer, type TeacherServer, type TeacherServerInput } from "../../rollout/teacher/index.ts";
 import { smallWorld } from "./rollout-fixture.ts";
 

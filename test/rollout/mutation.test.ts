@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { agentTurns, type EnvConfig, type Policy } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks, type Task } from "../../env/tasks/index.ts";
-import { parseTextReply, type EpisodeRow } from "../../rollout/index.ts";
+import type { EpisodeRow } from "../../rollout/index.ts";
+import { parseTextReply } from "../../rollout/expert/text.ts";
 import { casesFor, trajectory, type MutationCase, type Trajectory } from "./mutations.ts";
 import { envConfig, explain, play } from "./world.ts";
 

@@ -1,6 +1,6 @@
 // --rpm/--tpm token buckets on a clock the test advances: who waits, and for how long.
 import { describe, expect, it } from "vitest";
-import { RateLimiter, TokenBucket, type Clock } from "../../rollout/index.ts";
+import { RateLimiter, TokenBucket, type Clock } from "../../rollout/model/rate-limit.ts";
 
 function fakeClock(): Clock & { t: number; slept: number[] } {
   const c = {

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildReport, writeReport, type EpisodeRowInput } from "../../rollout/index.ts";
+import { writeReport, type EpisodeRowInput } from "../../rollout/index.ts";
+import { buildReport } from "../../rollout/report/build.ts";
 import { writeRun } from "./report-fixture.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-report-build-"));

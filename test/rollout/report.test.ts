@@ -3,7 +3,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { formatSummary, readRows, summarize, taskKind, type RowLike } from "../../rollout/index.ts";
+import { formatSummary, readRows, summarize, type RowLike } from "../../rollout/index.ts";
+import { taskKind } from "../../rollout/metrics.ts";
 import { prepareAppend } from "../../rollout/jsonl.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-report-"));

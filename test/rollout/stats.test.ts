@@ -1,6 +1,6 @@
 // The statistics against published worked values and hand computations (sources in comments).
 import { describe, expect, it } from "vitest";
-import { mcnemarExact, meanPassAtK, passAtK, quantiles, wilson } from "../../rollout/index.ts";
+import { mcnemarExact, meanPassAtK, passAtK, quantiles, wilson } from "../../rollout/stats.ts";
 
 describe("Wilson score interval", () => {
   // Newcombe RG (1998), "Two-sided confidence intervals for the single proportion: comparison of

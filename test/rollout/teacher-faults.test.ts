@@ -4,7 +4,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { parseFaults, replyDelays, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { parseFaults, replyDelays, startTeacherServer, type TeacherServer } from "../../rollout/teacher/index.ts";
 import { chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
 let config: EnvConfig;

@@ -6,7 +6,8 @@ import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { MISTAKES, startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { startTeacherServer, type TeacherServer } from "../../rollout/teacher/index.ts";
+import { MISTAKES } from "../../rollout/teacher/mistakes.ts";
 import { about, client, environment, MODEL, world } from "./teacher-world.ts";
 
 const SAMPLES = 2;

@@ -5,7 +5,7 @@ import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EnvConfig, Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { startTeacherServer, type TeacherServer } from "../../rollout/index.ts";
+import { startTeacherServer, type TeacherServer } from "../../rollout/teacher/index.ts";
 import { play } from "./world.ts";
 import { about, chatBody, client, environment, firstRequest, MODEL, world } from "./teacher-world.ts";
 
