@@ -2,6 +2,7 @@
 // nginx of deploy/nginx with 1, 2 and 3 `ehrgym serve` replicas, beside a direct connection to one
 // replica in the same run, and what the proxy adds. On a 2-core machine the replicas, nginx and this
 // load generator share the cores: the figures show what the proxy costs, not a scaling curve.
+// EHRGYM_BENCH_SCALE_EPISODES / EHRGYM_BENCH_SCALE_SECONDS shorten a check run.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,10 +10,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
+import { report } from "./report.ts";
 
 const PROJECT_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-const EPISODES = 1000;
+const EPISODES = Number(process.env.EHRGYM_BENCH_SCALE_EPISODES ?? 1000);
 const SECONDS = Number(process.env.EHRGYM_BENCH_SCALE_SECONDS ?? 10);
 const SERVE = ["--patients", "20", "--per-type", "2", "--seed", "7", "--max-episodes", "8192"];
 const PROBE = "GET http://localhost:8080/fhir/Patient?name=Smith";
@@ -120,13 +122,21 @@ export async function run(): Promise<void> {
       await waitFor(url);
       rows.push([`nginx, ${n} replica${n > 1 ? "s" : ""}`, await load(url, taskIds)]);
     }
-    console.log(`${EPISODES} concurrent episodes, ${SECONDS} s each, steps of ~3 per episode (2 FHIR searches, FINISH)`);
-    console.log("| path | steps/s | p50 step ms | p99 step ms | errors |\n| --- | --- | --- | --- | --- |");
-    for (const [name, r] of rows) console.log(`| ${name} | ${(r.steps / r.seconds).toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} |`);
+    console.log(`${EPISODES} concurrent episodes, closed loop, ${SECONDS} s per path; ~3 steps per episode (2 FHIR searches, FINISH)`);
     const direct = rows[0]![1];
+    const rate = (r: Result) => r.steps / r.seconds;
+    report({ name: `scale: steps/s, direct to 1 replica, ${EPISODES} concurrent episodes`, value: rate(direct), unit: "steps/s" });
+    report({ name: "scale: step p99, direct to 1 replica", value: direct.p99, unit: "ms" });
+    for (const [name, r] of rows.slice(1)) {
+      report({ name: `scale: steps/s, ${name}`, value: rate(r), unit: "steps/s", peer: { name: "direct", value: rate(direct), ratio: rate(r) / rate(direct) } });
+      report({ name: `scale: step p99, ${name}`, value: r.p99, unit: "ms", peer: { name: "direct", value: direct.p99, ratio: r.p99 / direct.p99 } });
+    }
     const one = rows[1]![1];
-    console.log(`proxy adds (1 replica, same load): p50 ${(one.p50 - direct.p50).toFixed(1)} ms, p99 ${(one.p99 - direct.p99).toFixed(1)} ms`);
-    console.log("2-core caveat: replicas, nginx and this load generator share 2 cores, so more replicas cannot add throughput here; read the rows as the proxy's cost.");
+    report({ name: "scale: latency the proxy adds, 1 replica, same load, p50", value: one.p50 - direct.p50, unit: "ms" });
+    report({ name: "scale: latency the proxy adds, 1 replica, same load, p99", value: one.p99 - direct.p99, unit: "ms" });
+    const errors = rows.reduce((n, [, r]) => n + r.errors, 0);
+    report({ name: "scale: errors, all paths", value: errors, unit: "errors", target: "0", ok: errors === 0 });
+    console.log("  2-core caveat: replicas, nginx and this load generator share 2 cores, so more replicas cannot add throughput here; read the rows as the proxy's cost, not a scaling curve.");
   } finally {
     for (const p of nginxes) {
       const exited = new Promise((r) => p.child.once("exit", r));
