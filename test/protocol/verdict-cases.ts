@@ -182,6 +182,21 @@ add(
 );
 add("post-in-text", age, "assistant text is an agent item: 'POST' in it makes check_has_post true", [say("I will not POST anything.", finish([70]))], { status: "completed", reward: 0, result: "[70]" });
 add(
+  "calculator",
+  age,
+  "calculator answers str() of the arithmetic, and its call is logged as calculator({...}), no POST",
+  [turn(call("calculator", { expression: "2023 - 1953" })), turn(finish([70]))],
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+);
+add(
+  "calculator-error",
+  age,
+  "an expression the calculator cannot evaluate: ehrgym assumes the original's calculator raises like its other tools (its code is not public), ending the run with []; the port's returns 'Error: ...' and the run goes on",
+  [turn(call("calculator", { expression: "70 / 0" })), turn(finish([70]))],
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+);
+add(
   "finish-not-a-list",
   age,
   "finish(value=70): the original's finish takes a list (its model was not found in public code; the port's signature says list), so the call fails and the run ends with []; the port checks nothing and logs json.dumps(70)",
