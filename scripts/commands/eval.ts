@@ -12,7 +12,7 @@ import { checkOut, executeRun, inputsOf, runFlags, runItems } from "./run-episod
 export const EvalOptions = SetupFlags.extend(ModelFlags.shape)
   .extend({
     policy: z.enum(["expert", "openai"]).default("expert"),
-    out: z.string().min(1).default("runs/expert-eval.jsonl"),
+    out: z.string().min(1).default("runs/eval.jsonl"),
     report: z.string().min(1).optional(),
     html: z.string().min(1).optional(),
     reference: z.string().min(1).optional(),
@@ -78,7 +78,7 @@ export function registerEval(program: Command): void {
   addSetupOptions(cmd, { perType: "10" });
   addModelOptions(cmd, { concurrency: "16" });
   cmd
-    .option("--out <file>", "JSONL output (appended; keys already in it are skipped)", "runs/expert-eval.jsonl")
+    .option("--out <file>", "JSONL output (appended; keys already in it are skipped)", "runs/eval.jsonl")
     .option("--report <file>", "also write the summary as JSON")
     .option("--html <dir>", "also write the HTML report of the run (as `ehrgym report`)")
     .option("--reference <file|name>", "published figures on the --html report (as `ehrgym report --reference`; medagentbench-v1 ships)")
