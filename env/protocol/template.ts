@@ -1,7 +1,7 @@
 // Prompt templates with Python `str.format` semantics for the four text-protocol placeholders.
 import { readFileSync } from "node:fs";
 import { HARNESS_JSON_MAX_DEPTH, jsonDumps, jsonLoads, type Py } from "../python/index.ts";
-import { UserError } from "../util/index.ts";
+import { UserError, utf8Text } from "../util/index.ts";
 
 export const PLACEHOLDERS = ["api_base", "functions", "context", "question"] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -104,11 +104,13 @@ export function loadSystemPrompt(path: string | URL = DEFAULT_TOOLS_SYSTEM_PROMP
 
 /** Reads and checks a prompt template file (`--prompt-template FILE`). */
 function readText(flag: string, path: string | URL): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (e) {
     throw new TemplateError(`${flag} ${String(path)}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  return utf8Text(bytes, `${flag} ${String(path)}`, TemplateError);
 }
 
 export function loadPromptTemplate(path: string | URL = DEFAULT_PROMPT_TEMPLATE_FILE): string {

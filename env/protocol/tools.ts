@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import * as py from "../python/index.ts";
+import { UserError, utf8Text } from "../util/index.ts";
 
 /** Whose rules a tool-protocol episode follows: the original V2 code (default) or the verifiers port. */
 export const V2Semantics = z.enum(["original", "medarc"]);
@@ -251,8 +252,9 @@ const ExportedTool = z.union([
 export function loadToolSchemas(path: string): OpenAITool[] {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(utf8Text(readFileSync(path), path));
   } catch (e) {
+    if (e instanceof UserError) throw new Error(`--tool-schemas ${e.message}`); // names file and line
     throw new Error(`--tool-schemas ${path}: ${(e as Error).message}`);
   }
   const parsed = z.array(ExportedTool).min(1).safeParse(raw);

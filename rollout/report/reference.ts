@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ReportInputError } from "./load.ts";
+import { utf8Text } from "../../env/util/index.ts";
 
 const Fraction = z.number().min(0, "a success rate is a fraction in [0, 1]").max(1, "a success rate is a fraction in [0, 1] (write 0.69, not 69)");
 
@@ -54,8 +55,9 @@ export function loadReference(nameOrPath: string): ReferenceFile {
   const path = resolveReference(nameOrPath);
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(utf8Text(readFileSync(path), path, ReportInputError));
   } catch (err) {
+    if (err instanceof ReportInputError) throw new ReportInputError(`--reference: ${err.message}`);
     const code = (err as NodeJS.ErrnoException).code;
     throw new ReportInputError(`--reference: cannot read ${path}: ${code === "ENOENT" ? "no such file" : (err as Error).message}`);
   }

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readRowHeads, RowFileError } from "../../rollout/jsonl.ts";
 import { firstNonUtf8Line, utf8Text } from "../../env/util/index.ts";
+import { loadPromptTemplate, loadToolSchemas } from "../../env/protocol/index.ts";
 import { cli } from "../rollout/rollout-fixture.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-utf8-"));
@@ -28,7 +29,7 @@ const NOT_UTF8 = "not UTF-8 text (an invalid byte sequence: a corrupted or binar
 async function refused(args: string[], where: string) {
   const r = await cli(args);
   expect(r.status, r.stderr).toBe(2);
-  const lines = r.stderr.split("\n").filter((l) => l.trim() && !l.startsWith("loading |"));
+  const lines = r.stderr.split("\n").filter((l) => l.trim() && !/^loading /.test(l));
   expect(lines).toEqual([expect.stringContaining(`${where}: ${NOT_UTF8}`)]);
 }
 
@@ -63,6 +64,14 @@ describe("text files that are not UTF-8", () => {
     await refused(["report", rows], `${rows}:2`);
     await refused(["eval", "--patients", "8", "--seed", "3", "--limit", "1", "--out", rows], `--out: ${rows}:2`);
   }, 120_000);
+
+  it("in a prompt template, tool schemas or a report's reference: one line naming file and line", async () => {
+    const template = file("prompt.txt", "Answer {question}", corrupt("Context: {context} #"), "{functions}");
+    expect(() => loadPromptTemplate(template)).toThrow(`--prompt-template ${template}:2: ${NOT_UTF8}`);
+    const tools = file("tools.json", "[", corrupt(`  {"type": "function", "function": {"name": "finish#"}}`), "]");
+    expect(() => loadToolSchemas(tools)).toThrow(`--tool-schemas ${tools}:2: ${NOT_UTF8}`);
+    await refused(["report", file("ok.jsonl", ROW("task1_1")), "--reference", tools], `--reference: ${tools}:2`);
+  }, 60_000);
 
   it("in rows: a line cut in the middle of a character by a killed writer is a torn last line, not an error", async () => {
     const whole = Buffer.from(ROW("task1_é"));
