@@ -1,5 +1,5 @@
 // Grader dispatch: one grader per suite/type; text-protocol episodes are graded only when completed,
-// tool-protocol runs always (as MedAgentBench V2 does).
+// tool-protocol runs always (as MedAgentBench V2 does); `medarc` runs as the verifiers port grades them.
 import * as py from "../python/index.ts";
 import { type Suite } from "../tasks/index.ts";
 import { Checks } from "./checks.ts";
@@ -54,5 +54,20 @@ export function graderFor(suite: Suite, type: string): Grader {
 
 /** Grade one finished episode against the base data. */
 export function grade(input: GradeInput): GradeResult {
+  if (input.protocol === "tools" && input.v2Semantics === "medarc") return medarcGrade(input);
   return graderFor(input.task.suite, input.task.type)(input);
+}
+
+/** The verifiers port grades every task with new_refsol's `task<N>` for the number its id starts with
+ *  (`int(id.split("_")[0][4:])`): a v1-style task gets the V2 grader of its number, and a `v2_task<N>`
+ *  id raises there (scored 0). ehrgym takes the number from the task's type (its generated ids differ). */
+function medarcGrade(input: GradeInput): GradeResult {
+  const n = /^task(\d+)$/.exec(input.task.type)?.[1];
+  const type = n === undefined ? undefined : `task${Number(n)}`;
+  if (type === undefined || !MAB_V2[type]) {
+    const c = new Checks();
+    c.add("category", false, `the port takes the grader from the "task<N>" an id starts with; a ${input.task.type} task has none it can grade, so it scores 0`);
+    return c.result(false);
+  }
+  return graderFor("mab-v2", type)(input);
 }

@@ -10,16 +10,29 @@
 // when the next item says "POST request accepted"; IndexError -> 0 when such an item is last).
 // `medarc` is the verifiers port's (MedARC med-lm-envs `environments/medagentbenchv2`: env.py runs
 // every call of a turn, answers a failing one "Error: ...", ends after a turn that called finish;
-// graders.py logs all of a turn's calls before their replies; tools.py takes keyword arguments).
+// graders.py logs all of a turn's calls before their replies and grades every task with new_refsol's
+// task<N> of its number; tools.py takes keyword arguments). The tasks are new_refsol's (mab-v2), whose
+// verdicts both modes compute the same way, plus one v1-style task.
 import type { Message } from "../../env/core/index.ts";
+import { createStoreBuilder, type FhirStore } from "../../env/fhir/index.ts";
 import type { EpisodeStatus } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { MRNS } from "../core/fixtures.ts";
+import { lab, patient } from "../core/fixtures.ts";
 
-export { smallStore as verdictStore } from "../core/fixtures.ts";
+const MRN = "S1000001";
+const NOW = "2023-11-13T10:15:00+00:00";
+const CONTEXT = `It's ${NOW} now`;
 
-const MRN = MRNS[0]!; // born 1953-11-13: 70 on 2023-11-13; K 3.5 (Oct), 3.6 (Nov), 3.7 (Dec 2023)
-const CONTEXT = "It's 2023-11-13T10:15:00+00:00 now";
+/** The cases' EHR: one patient (born 1953-11-13: 70 on 2023-11-13) with heart rates 80 at 08:00 and 70
+ *  at 02:00 on the task's day (and 60 the day before, outside both windows); no procedure, no order. */
+export function verdictStore(): FhirStore {
+  const b = createStoreBuilder();
+  b.addResource(patient(MRN, "Stafford", "Peter", "1953-11-13"));
+  b.addResource(lab("500", MRN, "HEARTRATE", 80, "2023-11-13T08:00:00+00:00"));
+  b.addResource(lab("501", MRN, "HEARTRATE", 70, "2023-11-13T02:00:00+00:00"));
+  b.addResource(lab("502", MRN, "HEARTRATE", 60, "2023-11-12T08:00:00+00:00"));
+  return b.build();
+}
 
 export interface Verdict {
   status: Extract<EpisodeStatus, "completed" | "invalid_action" | "limit_reached">;
@@ -42,46 +55,38 @@ export interface VerdictCase {
 
 // Each case names itself in its instruction: a scripted model finds its turns by it.
 const tag = (name: string) => ` [case ${name}]`;
-/** mab-v1 task2: no POST at all, and the answer == [70]. */
+const v2 = (type: string, instruction: string) => (name: string): Task => ({ id: `${type}_${name}`, suite: "mab-v2", type, instruction: `${instruction}${tag(name)}`, context: CONTEXT, eval_MRN: MRN });
+/** new_refsol task3: no POST at all (check_has_post), and the answer [avg 6 h, avg 12 h] = [80, 75]. */
+const heartRate = v2("task3", `What are the average heart rates of patient ${MRN} over the last 6 and the last 12 hours?`);
+/** new_refsol task9 with no influenza vaccine on record: exactly one accepted order for it (the answer is not checked). */
+const flu = v2("task9", `Check whether patient ${MRN} needs an influenza vaccine and order it if so.`);
+/** new_refsol task4 with no catheter on record: no accepted POST (the answer is not checked, "[]" included). */
+const catheter = v2("task4", `Check patient ${MRN}'s urinary catheter and order its removal if it has been in too long.`);
+/** refsol task2 (age, mab-v1): no POST, and the answer [70]; the port grades it with new_refsol task2 (DVT). */
 const age = (name: string): Task => ({ id: `task2_${name}`, suite: "mab-v1", type: "task2", instruction: `What's the age of the patient with MRN of ${MRN}?${tag(name)}`, context: CONTEXT, eval_MRN: MRN });
-/** mab-v1 task3: exactly one accepted POST of the BP Observation (the answer is not checked). */
-const bp = (name: string): Task => ({
-  id: `task3_${name}`,
-  suite: "mab-v1",
-  type: "task3",
-  instruction: `I just measured the blood pressure for patient with MRN of ${MRN}, and it is "118/77 mmHg". Help me record it.${tag(name)}`,
-  context: CONTEXT,
-  eval_MRN: MRN,
-});
-/** mab-v1 task9 on K 3.7 (>= 3.5): no POST, and the answer [3.7] or [] ("[]" when finish was never called). */
-const potassium = (name: string): Task => ({
-  id: `task9_${name}`,
-  suite: "mab-v1",
-  type: "task9",
-  instruction: `Check patient ${MRN}'s most recent potassium level. If low, order replacement potassium and a morning recheck.${tag(name)}`,
-  context: CONTEXT,
-  eval_MRN: MRN,
-});
 
 type Call = NonNullable<Message["tool_calls"]>[number];
 let n = 0;
 const call = (name: string, args: unknown): Call => ({ id: `call_v${n++}`, type: "function", function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) } });
 const turn = (...calls: Call[]): Message => ({ role: "assistant", content: null, tool_calls: calls });
 const say = (content: string, ...calls: Call[]): Message => (calls.length ? { role: "assistant", content, tool_calls: calls } : { role: "assistant", content });
-const conditions = (explanation = "read the chart") => call("fhir_condition_search", { search_params: { code: null, patient: MRN }, explanation });
-const potassiumSearch = () => call("fhir_observation_search", { search_params: { code: "K", patient: MRN }, explanation: "read the potassium results" });
+const conditions = () => call("fhir_condition_search", { search_params: { code: null, patient: MRN }, explanation: "read the problem list" });
+const heartRates = (explanation = "read the heart rates") => call("fhir_observation_search", { search_params: { code: "HEARTRATE", patient: MRN }, explanation });
 const finish = (value: unknown) => call("finish", { value });
-const bpBody = (over: Record<string, unknown> = {}) => ({
-  resourceType: "Observation",
-  category: [{ coding: [{ system: "http://hl7.org/fhir/observation-category", code: "vital-signs", display: "Vital Signs" }] }],
-  code: { text: "BP" },
-  effectiveDateTime: "2023-11-13T10:15:00+00:00",
-  status: "final",
-  valueString: "118/77 mmHg",
+const AVERAGES = [80, 75];
+const fluOrder = (over: Record<string, unknown> = {}) => ({
+  resourceType: "ServiceRequest",
+  code: { coding: [{ system: "http://www.ama-assn.org/go/cpt", code: "90686", display: "Influenza vaccine, quadrivalent" }] },
+  authoredOn: NOW,
+  status: "active",
+  intent: "order",
+  priority: "routine",
   subject: { reference: `Patient/${MRN}` },
+  note: { text: "Annual influenza vaccine" },
+  occurrenceDateTime: NOW,
   ...over,
 });
-const createBp = (over?: Record<string, unknown>) => call("fhir_vitals_create", bpBody(over));
+const orderFlu = (over?: Record<string, unknown>) => call("fhir_service_request_create", fluOrder(over));
 const times = <T>(k: number, f: () => T): T[] => Array.from({ length: k }, f);
 
 type Draft = Omit<VerdictCase, "task"> & { task: (name: string) => Task };
@@ -90,134 +95,142 @@ function add(name: string, task: (name: string) => Task, why: string, turns: Mes
   cases.push({ name, task, why, turns, original, medarc });
 }
 
-add("search-then-finish", age, "a search, then finish([70]): no item contains POST and the answer is right", [turn(conditions()), turn(finish([70]))], { status: "completed", reward: 1, result: "[70]", toolReplies: 2 });
+add("search-then-finish", heartRate, "a search, then finish([80, 75]): no item contains POST and both averages are right", [turn(heartRates()), turn(finish(AVERAGES))], { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 });
 
 add(
   "no-tool-call",
-  potassium,
-  "a turn without a tool call stops the loop; the run is still graded, with the answer [], which task9 accepts when no order is due",
-  [say("Potassium is 3.7, nothing to order.")],
+  catheter,
+  "a turn without a tool call stops the loop; the run is still graded, with the answer [], and no order was due",
+  [say("There is no catheter on record, nothing to order.")],
   { status: "invalid_action", reward: 1, toolReplies: 0 },
 );
-add("no-tool-call-wrong", age, "graded with the answer [], which is not [70]", [say("The patient is 70.")], { status: "invalid_action", reward: 0 });
+add("no-tool-call-wrong", heartRate, "graded with the answer [], which is not the two averages", [say("The averages are 80 and 75.")], { status: "invalid_action", reward: 0 });
 
 add(
   "turn-limit",
-  potassium,
-  "8 turns of searches: the turn limit ends the run, graded with [] and no POST -> right",
-  times(8, () => turn(potassiumSearch())),
+  catheter,
+  "8 turns of searches: the turn limit ends the run, graded with [] and no accepted POST -> right",
+  times(8, () => turn(conditions())),
   { status: "limit_reached", reward: 1, toolReplies: 8 },
 );
 add(
   "create-last-at-limit",
-  bp,
+  flu,
   "the turn limit falls right after a create: its output 'POST request accepted' is the last item and contains POST, so extract_posts reads past the end (IndexError -> 0)",
-  [...times(7, () => turn(potassiumSearch())), turn(createBp())],
+  [...times(7, () => turn(conditions())), turn(orderFlu())],
   { status: "limit_reached", reward: 0 },
 );
 
 add(
   "failed-call-ends-run",
-  age,
-  "flat arguments where the original nests search_params fail validation: the original's loop raises and the run ends with []; the port answers an error and goes on to finish([70])",
-  [turn(call("fhir_observation_search", { code: "K", patient: MRN })), turn(finish([70]))],
+  heartRate,
+  "flat arguments where the original nests search_params fail validation: the original's loop raises and the run ends with []; the port answers an error and goes on to finish",
+  [turn(call("fhir_observation_search", { code: "HEARTRATE", patient: MRN })), turn(finish(AVERAGES))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 },
 );
 add(
   "optional-fields-omitted",
-  age,
+  heartRate,
   "category and date left out: the original's fields are required (null allowed), the port's default to None",
-  [turn(call("fhir_medication_request_search", { patient: MRN })), turn(finish([70]))],
+  [turn(call("fhir_medication_request_search", { patient: MRN })), turn(finish(AVERAGES))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 },
 );
 
-add("create-then-finish", bp, "one create, its output, then finish: one accepted POST", [turn(createBp()), turn(finish([]))], { status: "completed", reward: 1, result: "[]", toolReplies: 2 });
+add("create-then-finish", flu, "one create, its output, then finish: one accepted order", [turn(orderFlu()), turn(finish([]))], { status: "completed", reward: 1, result: "[]", toolReplies: 2 });
 add(
   "create-batched-with-search",
-  bp,
+  flu,
   "original: each call then its output, so the create is followed by 'POST request accepted'; the port logs both calls before both replies, so the create is followed by the search's reply and is not counted",
-  [turn(conditions(), createBp()), turn(finish([]))],
+  [turn(conditions(), orderFlu()), turn(finish([]))],
   { status: "completed", reward: 1, result: "[]", toolReplies: 3 },
   { status: "completed", reward: 0, result: "[]", toolReplies: 3 },
 );
 add(
   "finish-with-create",
-  bp,
+  flu,
   "original: create, its output, finish; the port: create, finish, then 'POST request accepted' as the last item (IndexError -> 0)",
-  [turn(createBp(), finish([]))],
+  [turn(orderFlu(), finish([]))],
   { status: "completed", reward: 1, result: "[]", toolReplies: 2 },
   { status: "completed", reward: 0, result: "[]", toolReplies: 2 },
 );
 add(
   "calls-after-finish",
-  age,
-  "the original returns right after finish: the create batched after it never runs and is never logged; the port runs it, and its POST fails task2's no-POST rule",
-  [turn(finish([70]), createBp())],
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 1 },
-  { status: "completed", reward: 0, result: "[70]", toolReplies: 2 },
+  heartRate,
+  "the original returns right after finish: the create batched after it never runs and is never logged; the port runs it, and its POST fails task3's no-POST rule",
+  [turn(finish(AVERAGES), orderFlu())],
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 1 },
+  { status: "completed", reward: 0, result: "[80, 75]", toolReplies: 2 },
 );
 add(
   "unknown-create",
-  age,
+  heartRate,
   "an unknown *_create tool is no create: the original raises on the name (run ends with []); the port rewrites it to calculator({}), answers an error and goes on",
-  [turn(call("fhir_observation_create", bpBody())), turn(finish([70]))],
+  [turn(call("fhir_immunization_create", fluOrder())), turn(finish(AVERAGES))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 },
 );
 add(
   "raw-create-arguments",
-  bp,
-  "the create's raw arguments are logged (a subject with a display the models ignore), and task3 needs subject to be exactly {reference}",
-  [turn(createBp({ subject: { reference: `Patient/${MRN}`, display: "Peter Stafford" } })), turn(finish([]))],
+  flu,
+  "the create's raw arguments are logged (a subject with a display the models ignore), and task9 needs subject to be exactly {reference}",
+  [turn(orderFlu({ subject: { reference: `Patient/${MRN}`, display: "Peter Stafford" } })), turn(finish([]))],
   { status: "completed", reward: 0, result: "[]" },
 );
 add(
   "post-in-explanation",
-  age,
+  heartRate,
   "a search is logged with its arguments, so an explanation saying POST makes check_has_post true",
-  [turn(conditions("no POST needed")), turn(finish([70]))],
-  { status: "completed", reward: 0, result: "[70]" },
+  [turn(heartRates("no POST needed")), turn(finish(AVERAGES))],
+  { status: "completed", reward: 0, result: "[80, 75]" },
 );
-add("post-in-text", age, "assistant text is an agent item: 'POST' in it makes check_has_post true", [say("I will not POST anything.", finish([70]))], { status: "completed", reward: 0, result: "[70]" });
+add("post-in-text", heartRate, "assistant text is an agent item: 'POST' in it makes check_has_post true", [say("I will not POST anything.", finish(AVERAGES))], { status: "completed", reward: 0, result: "[80, 75]" });
 add(
   "calculator",
-  age,
+  heartRate,
   "calculator answers str() of the arithmetic, and its call is logged as calculator({...}), no POST",
-  [turn(call("calculator", { expression: "2023 - 1953" })), turn(finish([70]))],
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+  [turn(call("calculator", { expression: "(80 + 70) / 2" })), turn(finish(AVERAGES))],
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 },
 );
 add(
   "calculator-error",
-  age,
+  heartRate,
   "an expression the calculator cannot evaluate: ehrgym assumes the original's calculator raises like its other tools (its code is not public), ending the run with []; the port's returns 'Error: ...' and the run goes on",
-  [turn(call("calculator", { expression: "70 / 0" })), turn(finish([70]))],
+  [turn(call("calculator", { expression: "80 / 0" })), turn(finish(AVERAGES))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
-  { status: "completed", reward: 1, result: "[70]", toolReplies: 2 },
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 2 },
 );
 add(
   "finish-not-a-list",
-  age,
-  "finish(value=70): the original's finish takes a list (its model was not found in public code; the port's signature says list), so the call fails and the run ends with []; the port checks nothing and logs json.dumps(70)",
-  [turn(call("finish", { value: 70 }))],
+  heartRate,
+  "finish(value=80): the original's finish takes a list (its model is not public; the port's signature says list), so the call fails and the run ends with []; the port checks nothing and logs json.dumps(80), not a pair",
+  [turn(call("finish", { value: 80 }))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
-  { status: "completed", reward: 0, result: "70", toolReplies: 1 },
+  { status: "completed", reward: 0, result: "80", toolReplies: 1 },
 );
 add(
   "finish-nan",
-  age,
-  "arguments are read with json.loads, which takes NaN: the run completes with the answer [NaN], which is not [70]",
+  heartRate,
+  "arguments are read with json.loads, which takes NaN: the run completes with the answer [NaN], not a pair",
   [turn(call("finish", '{"value": [NaN]}'))],
   { status: "completed", reward: 0, result: "[NaN]", toolReplies: 1 },
 );
 add(
   "finish-bad-json",
-  age,
+  heartRate,
   "finish arguments that are not JSON: the original raises (run ends with []); the port calls finish() with none, which fails, and a finish call ends its run anyway (answer [])",
-  [turn(call("finish", '{"value": [70'))],
+  [turn(call("finish", '{"value": [80'))],
   { status: "invalid_action", reward: 0, toolReplies: 0 },
   { status: "invalid_action", reward: 0, toolReplies: 1 },
+);
+add(
+  "v1-task-by-number",
+  age,
+  "a v1-style task (age): the original's refsol task2 passes finish([70]); the port grades by the number in the id with new_refsol task2 (DVT hygiene), which wants a heparin order here",
+  [turn(finish([70]))],
+  { status: "completed", reward: 1, result: "[70]" },
+  { status: "completed", reward: 0, result: "[70]" },
 );
 
 /** Every case with its task (ids task<N>_<name>, unique). */
