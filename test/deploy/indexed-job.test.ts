@@ -51,7 +51,7 @@ function dataBytes(dir: string): Map<string, Buffer> {
 }
 
 describe("the rollout Indexed Job, rehearsed locally", () => {
-  it("merges shards (one killed and rerun) into the same data files as a single process", async () => {
+  it("merges shards (one killed and rerun) into data files byte-identical to a single process's", async () => {
     const single = join(world.dir, "single.jsonl");
     const r = await cli(rolloutArgs(single));
     expect(r.status, r.stderr).toBe(0);
