@@ -16,6 +16,7 @@ import { DEFAULT_PATIENTS, DEFAULT_SEED } from "../env/ehr/index.ts";
 import { writeFileAtomic } from "../env/util/index.ts";
 import { parseOptions } from "./commands/common.ts";
 import { cachedPopulation, populationDir } from "./commands/population.ts";
+import { stopWithParent } from "./commands/under-npm.ts";
 
 /** The package root, from scripts/ or from its compiled copy in dist/scripts/ (what `npm start` runs). */
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -40,6 +41,7 @@ process.on("SIGINT", () => {
   shutdown(130);
 });
 process.on("SIGTERM", () => shutdown(143));
+stopWithParent();
 
 /** The compiled `ehrgym` command (dist/, built by `npm ci`), as a user runs it. */
 const cliArgs = (args: string[]) => [join(ROOT, "bin", "ehrgym.js"), ...args];

@@ -1,8 +1,9 @@
 // `npm start`'s pipeline end to end (the --quick variant): every stage's output exists and is valid;
 // a second run has nothing left to do, and a third re-runs only the stage whose output went missing.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EpisodeRow } from "../rollout/index.ts";
@@ -78,5 +79,33 @@ describe("npm start: the offline pipeline", () => {
     expect(existsSync(join(dir, "report", "index.html"))).toBe(true);
     const after = logTimes();
     expect(Object.keys(after).filter((f) => after[f] !== before[f])).toEqual(["report.log"]);
+  }, 120_000);
+
+  it("`npm start &` then `kill -INT $!` stops the pipeline and every process it started, keeping finished stages", async () => {
+    const out = mkdtempSync(join(tmpdir(), "ehrgym-pipeline-int-"));
+    const npm = spawn("npm", ["start", "--", "--quick", "--out", out], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    npm.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<void>((r) => npm.once("close", () => r()));
+    // Once the first task set is written, the next stage is a child process of the pipeline.
+    await new Promise<void>((resolve) => createInterface({ input: npm.stdout }).on("line", (l) => /\] tasks /.test(l) && resolve()));
+    npm.kill("SIGINT");
+    await closed;
+    expect(stderr).toMatch(/interrupted: stopping what the pipeline started/);
+    const ours = () =>
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(out);
+          } catch {
+            return false;
+          }
+        });
+    while (ours().length) await new Promise((r) => setTimeout(r, 100));
+    const finished = Object.keys(JSON.parse(readFileSync(join(out, "stages.json"), "utf8")) as object);
+    expect(finished[0]).toBe("tasks-train");
+    expect(finished).not.toContain("rollout");
+    rmSync(out, { recursive: true, force: true });
   }, 120_000);
 });
