@@ -2,8 +2,8 @@
 // that stays; the plan decides splits from the entries alone; pass 2 reads the kept rows back by
 // offset, in output order, and writes every format as it goes. One thread, streaming: memory holds
 // the entries and one Arrow batch. Everything lands in a temp folder renamed over --out at the end.
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve, sep } from "node:path";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { z } from "zod";
 import { EHRGYM_VERSION, EpisodeRow } from "../rollout/index.ts";
 import { ArrowStreamFile } from "./arrow.ts";
@@ -16,7 +16,7 @@ import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
 import { scan, type Entry } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
-import { swapFolder } from "../env/util/index.ts";
+import { writeFolderAtomic } from "../env/util/index.ts";
 
 export type Format = "trl" | "openai" | "arrow";
 
@@ -86,45 +86,14 @@ function checkOut(out: string, o: BuildOptions): void {
   if (existsSync(out) && !o.force) throw new DatasetError(`--out ${o.out} exists; pass --force to replace it`);
 }
 
-/** Temp folders of builds that were killed (their process is gone) are removed. */
-function removeStaleTemps(out: string, log: (line: string) => void): void {
-  const parent = dirname(out);
-  if (!existsSync(parent)) return;
-  const prefix = `.${basename(out)}.`;
-  for (const name of readdirSync(parent)) {
-    const m = /^\.(?:tmp|old)-(\d+)$/.exec(name.slice(prefix.length - 1));
-    if (!name.startsWith(prefix) || !m) continue;
-    const pid = Number(m[1]);
-    let alive = pid !== process.pid;
-    try {
-      if (alive) process.kill(pid, 0);
-    } catch (err) {
-      alive = (err as NodeJS.ErrnoException).code === "EPERM";
-    }
-    if (!alive && pid !== process.pid) {
-      rmSync(join(parent, name), { recursive: true, force: true });
-      log(`removed ${name}, left by a build that was stopped (process ${pid} is gone)`);
-    }
-  }
-}
-
 export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   const log = o.log ?? (() => {});
   const out = resolve(o.out);
   checkOut(out, o);
   const sources = o.excludeMrnsFrom.map(readExcludeFile);
-  removeStaleTemps(out, log);
-  const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  try {
-    const result = await buildInto(tmp, o, sources, log);
-    swapFolder(tmp, out);
-    return { ...result, out };
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  mkdirSync(dirname(out), { recursive: true });
+  const result = await writeFolderAtomic(out, (tmp) => buildInto(tmp, o, sources, log), (name, pid) => log(`removed ${name}, left by a build that was stopped (process ${pid} is gone)`));
+  return { ...result, out };
 }
 
 /** Reads rows back by the offsets pass 1 found. */

@@ -23,16 +23,10 @@ export interface ValidateResult {
 const MAX_PROBLEMS = 50;
 
 function listFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.push(relative(dir, p).split(sep).join("/"));
-    }
-  };
-  walk(dir);
-  return out.sort();
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => !e.isDirectory())
+    .map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join("/"))
+    .sort();
 }
 
 async function sha256File(path: string): Promise<string> {

@@ -5,7 +5,6 @@ export { createModelPolicy, type ModelPolicyOptions } from "./model/index.ts";
 export { runEpisodes, RunRefused, type RunItem, type RunOptions, type RunResult } from "./runner.ts";
 export { EpisodeRow, rowKey, type EpisodeRowInput } from "./row.ts";
 export { readRows, readRowHeads, RowFileError, type RowHead } from "./jsonl.ts";
-export { lockOutput, OutputLocked, type OutputLock } from "./out-lock.ts";
 export { summarize, type EvalSummary, type RowLike } from "./metrics.ts";
 export { formatSummary, loadReference, ReferenceFile, ReportInputError, writeReport, type ReportSummary } from "./report/index.ts";
 export { EHRGYM_VERSION } from "./version.ts";

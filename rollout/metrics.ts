@@ -2,6 +2,7 @@
 // its Wilson 95% interval, pass@1 and pass@k (several samples per task), status breakdown and
 // rounds used; tokens and per-turn latency when the rows carry them. JSON-plain: this is also
 // `eval --report` and the report's summary.json.
+import type { Usage } from "../env/core/index.ts";
 import type { Check } from "../env/graders/index.ts";
 import { meanPassAtK, quantiles, wilson, type Interval } from "./stats.ts";
 
@@ -95,12 +96,6 @@ export interface EvalSummary {
   failures: Failure[];
 }
 
-interface UsageLike {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-
 export interface RowLike {
   task_id: string;
   suite: string;
@@ -113,7 +108,7 @@ export interface RowLike {
   rounds?: number;
   checks?: Check[];
   error?: string;
-  usage?: UsageLike;
+  usage?: Usage;
   turns?: { latency_ms: number }[];
 }
 
@@ -165,7 +160,7 @@ function countBy(rows: RowLike[], key: (r: RowLike) => string | undefined): Reco
 function usageOf(rows: RowLike[]): UsageSummary | undefined {
   const withUsage = rows.flatMap((r) => (r.usage ? [r.usage] : []));
   if (withUsage.length === 0) return undefined;
-  const sum = (f: keyof UsageLike) => withUsage.reduce((s, u) => s + u[f], 0);
+  const sum = (f: keyof Usage) => withUsage.reduce((s, u) => s + u[f], 0);
   const [p, c, t] = [sum("prompt_tokens"), sum("completion_tokens"), sum("total_tokens")];
   const per = (x: number) => round(x / withUsage.length, 1);
   return { episodes: withUsage.length, prompt_tokens: p, completion_tokens: c, total_tokens: t, perEpisode: { prompt_tokens: per(p), completion_tokens: per(c), total_tokens: per(t) } };

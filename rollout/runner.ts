@@ -4,11 +4,11 @@ import { setMaxListeners } from "node:events";
 import { ModelError, RunAborted, runEpisode, type EpisodeEnv, type Policy, type WritesMode } from "../env/core/index.ts";
 import type { Protocol } from "../env/protocol/index.ts";
 import type { Task } from "../env/tasks/index.ts";
-import { JsonlAppender, readRowHeads, removeRows, rowHead, type RowHead } from "./jsonl.ts";
+import { readRowHeads, removeRows, rowHead, type RowHead } from "./jsonl.ts";
 import type { ModelStats } from "./model/index.ts";
 import { createProgress } from "./progress.ts";
 import { episodeRow, keyOf, rowKey, type EpisodeRow } from "./row.ts";
-import { StateError } from "../env/util/index.ts";
+import { JsonlAppender, StateError } from "../env/util/index.ts";
 
 export interface RunItem {
   task: Task;

@@ -153,20 +153,7 @@ const ResetOptionsSchema = z.object({
   writes: WritesMode.optional(),
 });
 
-type ParsedReset = { protocol: Protocol; maxRounds?: number; writes?: WritesMode };
-
-/** The common well-formed case is checked by hand (a cold zod parse costs tens of microseconds, more than
- *  the whole reset); anything else goes through the zod schema, which decides and names the bad field. */
-function parseResetOptions(o: ResetOptions): ParsedReset {
-  const m = o.maxRounds;
-  if (
-    (o.protocol === undefined || o.protocol === "text" || o.protocol === "tools") &&
-    (m === undefined || (Number.isInteger(m) && m >= 1 && m <= 10_000)) &&
-    (o.writes === undefined || o.writes === "execute" || o.writes === "record") &&
-    (o.taskId === undefined || (typeof o.taskId === "string" && o.taskId.length > 0))
-  ) {
-    return { protocol: o.protocol ?? "text", maxRounds: m, writes: o.writes };
-  }
+function parseResetOptions(o: ResetOptions): z.infer<typeof ResetOptionsSchema> {
   const parsed = ResetOptionsSchema.safeParse(o);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

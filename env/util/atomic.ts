@@ -1,6 +1,6 @@
 // Whole or nothing on disk: a file is written beside its target and renamed over it; a folder is
 // filled beside its target and swapped in, the old one restored if the swap fails.
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 
 /** Writes `data` to `path` through a temp file and a rename. `durable` fsyncs the file and its folder
@@ -53,10 +53,13 @@ export function swapFolder(tmp: string, target: string): void {
 }
 
 /** Fills a fresh temp folder beside `target` with `fill`, then swaps it in; on any error the temp
- *  folder goes and `target` is left as it was. The parent folder must exist. */
-export async function writeFolderAtomic<T>(target: string, fill: (dir: string) => T | Promise<T>): Promise<T> {
-  const tmp = mkdtempSync(join(dirname(target), `.${basename(target)}.tmp-`));
-  chmodSync(tmp, 0o755); // mkdtemp makes it private; what the user asked to write is meant to be read
+ *  folder goes and `target` is left as it was. The parent folder must exist. Temp folders that
+ *  writers killed earlier left beside `target` (their process is gone) are removed first. */
+export async function writeFolderAtomic<T>(target: string, fill: (dir: string) => T | Promise<T>, onStale?: (name: string, pid: number) => void): Promise<T> {
+  removeStaleTemps(target, onStale);
+  const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp);
   try {
     const result = await fill(tmp);
     swapFolder(tmp, target);
@@ -64,5 +67,24 @@ export async function writeFolderAtomic<T>(target: string, fill: (dir: string) =
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     throw err;
+  }
+}
+
+function removeStaleTemps(target: string, onStale?: (name: string, pid: number) => void): void {
+  const parent = dirname(target);
+  if (!existsSync(parent)) return;
+  const prefix = `.${basename(target)}.`;
+  for (const name of readdirSync(parent)) {
+    const m = name.startsWith(prefix) ? /^(?:tmp|old)-(\d+)$/.exec(name.slice(prefix.length)) : null;
+    const pid = Number(m?.[1]);
+    if (!m || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // alive
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EPERM") continue; // alive, another user's
+    }
+    rmSync(join(parent, name), { recursive: true, force: true });
+    onStale?.(name, pid);
   }
 }

@@ -1,7 +1,8 @@
-// What several folders need once: the seeded PRNGs, the atomic file writes, the body nesting limit,
-// the UTF-8 check of text files read from users.
+// What several folders need once: the seeded PRNGs, the atomic file writes, JSONL appends, the body
+// nesting limit, the UTF-8 check of text files read from users.
 export * from "./prng.ts";
 export * from "./atomic.ts";
 export * from "./errors.ts";
 export * from "./nesting.ts";
 export * from "./text.ts";
+export * from "./jsonl.ts";

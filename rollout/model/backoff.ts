@@ -1,5 +1,7 @@
 // Exponential backoff with full jitter: wait a uniform time in [0, min(cap, base * 2^attempt)],
 // or what the server asked for in Retry-After when it said so.
+import { setTimeout as delay } from "node:timers/promises";
+
 export interface BackoffOptions {
   baseMs?: number;
   capMs?: number;
@@ -13,18 +15,5 @@ export function backoffMs(attempt: number, retryAfter: number | undefined, o: Ba
   return (o.random ?? Math.random)() * ceiling;
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+/** Resolves after `ms`; rejects when `signal` aborts first. */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal ? { signal } : {});

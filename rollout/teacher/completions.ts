@@ -1,6 +1,6 @@
 // The stand-in's answer to one chat completion request: recognise the task, find the episode, play
 // its next turn, count tokens, and shape it as OpenAI's chat.completion object.
-import type { Message } from "../../env/core/index.ts";
+import type { Message, Usage } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { combine, messageDigest, textDigest } from "./digest.ts";
@@ -8,7 +8,7 @@ import { EpisodeBook } from "./episodes.ts";
 import { orphanState, playTurn } from "./player.ts";
 import { TaskIndex } from "./recognise.ts";
 import { invalidRequest, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
-import { TokenCounter, type Usage } from "./usage.ts";
+import { TokenCounter } from "./usage.ts";
 
 export interface ChatCompletion {
   id: string;

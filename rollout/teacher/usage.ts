@@ -1,7 +1,7 @@
 // `usage` as a real tokenizer counts it (gpt-tokenizer, o200k_base): the text of each message plus the
 // names and arguments of its tool calls. Message formatting tokens and the tools list are not counted.
 import { LRUCache } from "lru-cache";
-import type { Message } from "../../env/core/index.ts";
+import type { Message, Usage } from "../../env/core/index.ts";
 
 // The tokenizer's module builds its BPE ranks when loaded (~0.5 s): loaded by the stand-in when it
 // starts, not by every command that imports rollout/.
@@ -14,12 +14,6 @@ export async function loadTokenizer(): Promise<void> {
 function countTokens(text: string): number {
   if (!tokenizer) throw new Error("the tokenizer is not loaded: await loadTokenizer() first");
   return tokenizer.countTokens(text);
-}
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
 }
 
 /** Tokens of one message by the stand-in's rule. */

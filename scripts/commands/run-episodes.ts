@@ -8,18 +8,16 @@ import {
   formatSummary,
   readRowHeads,
   rowKey,
-  lockOutput,
-  OutputLocked,
   RowFileError,
   runEpisodes,
   RunRefused,
   summarize,
-  type OutputLock,
   type RunItem,
   type RowHead,
   type RunResult,
 } from "../../rollout/index.ts";
 import { checkOutputFile, unwritable } from "./common.ts";
+import { lockOutput, OutputLocked, type OutputLock } from "./out-lock.ts";
 
 export interface Shard {
   index: number;

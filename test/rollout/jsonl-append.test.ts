@@ -7,7 +7,7 @@ import { MedAgentEnv } from "../../env/core/index.ts";
 import { generateStore } from "../../env/ehr/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
 import { createExpertPolicy, readRowHeads, runEpisodes, type EpisodeRow } from "../../rollout/index.ts";
-import { JsonlAppender } from "../../rollout/jsonl.ts";
+import { JsonlAppender } from "../../env/util/index.ts";
 import { API_BASE, envConfig } from "./world.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-append-"));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatSummary, readRows, summarize, type RowLike } from "../../rollout/index.ts";
 import { taskKind } from "../../rollout/metrics.ts";
-import { prepareAppend } from "../../rollout/jsonl.ts";
+import { prepareAppend } from "../../env/util/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-report-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
