@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, type Policy, type Sampling } from "../../env/core/index.ts";
+import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, type Policy, Sampling } from "../../env/core/index.ts";
 import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_SEED, generateStore } from "../../env/ehr/index.ts";
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
 import { loadToolSchemas, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
@@ -61,8 +61,9 @@ export const ModelFlags = z.object({
   model: z.string().min(1).optional(),
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").default("OPENAI_API_KEY"),
-  temperature: number(0, 2).optional(),
-  topP: number(0, 1).optional(),
+  // The bounds of core's one Sampling schema, after the flag's text is read as a number.
+  temperature: z.coerce.number().pipe(Sampling.shape.temperature.unwrap()).optional(),
+  topP: z.coerce.number().pipe(Sampling.shape.top_p.unwrap()).optional(),
   maxTokens: intFlag(1, 10_000_000).optional(),
   samplingSeed: intFlag(-(2 ** 53), 2 ** 53).optional(),
   stop: z.array(z.string().min(1)).optional(),
