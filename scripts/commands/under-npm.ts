@@ -5,10 +5,15 @@ import { readFileSync } from "node:fs";
 /** The shells npm runs a command through (`sh -c`), by the name /proc gives them. */
 const SHELLS = new Set(["sh", "dash", "bash", "ash", "ksh", "mksh", "zsh"]);
 
-/** Times the process `pid` woke up after sleeping, from Linux's /proc; undefined elsewhere. */
-function wakeups(pid: number): number | undefined {
+/**
+ * Times the process `pid` woke up after sleeping, from Linux's /proc, when it sleeps now (a shell
+ * that forked its command sleeps from the moment it waits for it); undefined otherwise.
+ */
+function wakeupsAsleep(pid: number): number | undefined {
   try {
-    return Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    if (!/^State:\s*S/m.test(status)) return undefined;
+    return Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1]);
   } catch {
     return undefined;
   }
@@ -41,8 +46,19 @@ export function stopWithParent(): void {
   const parent = process.ppid;
   const shell = isShellOfOneCommand(parent);
   let continued = false;
-  if (shell) process.on("SIGCONT", () => (continued = true));
-  let seen: number | undefined;
+  if (shell) {
+    process.on("SIGCONT", () => (continued = true));
+    // A SIGINT this process got itself (Ctrl-C signals the terminal's whole foreground group, the
+    // shell too): the shell's wake-up is that same Ctrl-C, not a second one ("Ctrl-C again to quit").
+    const direct = () => {
+      clearInterval(timer);
+      process.off("SIGINT", direct);
+      // Alone, this listener would keep SIGINT from ending the process: end it as Node would.
+      if (process.listenerCount("SIGINT") === 0) process.kill(process.pid, "SIGINT");
+    };
+    process.on("SIGINT", direct);
+  }
+  let seen = shell ? wakeupsAsleep(parent) : undefined;
   let suspect = false;
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
@@ -51,7 +67,7 @@ export function stopWithParent(): void {
       return;
     }
     if (!shell) return;
-    const now = wakeups(parent);
+    const now = wakeupsAsleep(parent);
     if (continued) {
       continued = false;
       suspect = false;
@@ -59,8 +75,10 @@ export function stopWithParent(): void {
     } else if (suspect) {
       clearInterval(timer);
       process.kill(process.pid, "SIGINT");
-    } else if (seen !== undefined && now !== seen) {
+    } else if (seen === undefined) {
+      seen = now; // the first count taken while the shell waits
+    } else if (now !== undefined && now !== seen) {
       suspect = true; // decided one period later: a SIGCONT may be on its way
-    } else seen = now;
+    }
   }, 250).unref();
 }
