@@ -2,7 +2,7 @@
 // then loaded from its NDJSON + index sidecars, with the same resources as a fresh generation.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -53,5 +53,30 @@ describe("the cached synthetic population", () => {
     const r = spawnSync(process.execPath, [BIN, "tasks", "generate", "--patients", "4", "--ehr-seed", "3", "--per-type", "1", "--out", out], { cwd: PROJECT_ROOT, encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`cached in ${join(process.env.EHRGYM_CACHE!, "population-seed3-patients4-")}`);
+  });
+
+  it("a generation killed midway leaves nothing for long: the next one removes the temp folders of dead processes", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "ehrgym-cache-sweep-"));
+    const cache = join(tmp, "cache");
+    const args = ["fhir", "export", "--synthetic", "--seed", "9", "--patients", "2", "--out", join(tmp, "out")];
+    expect((await run(args, cache)).code).toBe(0);
+    const [name] = readdirSync(cache);
+    // A pid that runs nobody now, and this test's own (alive): what a killed and a running generation leave.
+    let dead = 4_000_000;
+    for (;;) {
+      try {
+        process.kill(dead, 0);
+        dead++;
+      } catch {
+        break;
+      }
+    }
+    renameSync(join(cache, name!), join(cache, `${name}.${dead}`));
+    cpSync(join(cache, `${name}.${dead}`), join(cache, `.${name}.${dead}.tmp-${dead}`), { recursive: true });
+    cpSync(join(cache, `${name}.${dead}`), join(cache, `${name}.${process.pid}`), { recursive: true });
+    const again = await run([...args.slice(0, -1), join(tmp, "again")], cache);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/generating/);
+    expect(readdirSync(cache).sort()).toEqual([name, `${name}.${process.pid}`].sort());
   });
 });

@@ -44,6 +44,25 @@ export function populationDir(seed = DEFAULT_SEED, patients = DEFAULT_PATIENTS):
   return join(cacheRoot(), `population-seed${seed}-patients${patients}-${generatorVersion()}`);
 }
 
+/** Whether process `pid` runs (on this machine; EPERM: it runs as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes what generations killed midway (even by `kill -9`) left in the cache: the temp folders
+ *  of processes that no longer run. */
+function sweepDeadTemps(root: string): void {
+  for (const name of readdirSync(root)) {
+    const owner = /^\.?population-seed\d+-patients\d+-[0-9a-f]+\.(\d+)(?:\.(?:tmp|old)-\d+)?$/.exec(name)?.[1];
+    if (owner !== undefined && Number(owner) !== process.pid && !alive(Number(owner))) rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
 /**
  * The export folder of the synthetic population (seed, size), generated into the cache the first
  * time. Concurrent first runs each write their own temp folder; the first rename wins, the others
@@ -53,6 +72,7 @@ export async function cachedPopulation(seed = DEFAULT_SEED, patients = DEFAULT_P
   const dir = populationDir(seed, patients);
   if (existsSync(dir)) return dir;
   mkdirSync(cacheRoot(), { recursive: true });
+  sweepDeadTemps(cacheRoot());
   process.stderr.write(`generating the synthetic population (seed ${seed}, ${patients} patients) into the cache ${dir} (once)\n`);
   const mine = `${dir}.${process.pid}`;
   // A process that exits midway (Ctrl-C) leaves no half-written folder behind.
