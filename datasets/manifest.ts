@@ -1,7 +1,8 @@
 // manifest.json: every file of the dataset (rows, bytes, sha256), the build's options, its inputs by
 // file name and hash (never a local path), and the held-out set as hashes. Read back by `validate`
 // and `push`, so it has a schema too.
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { UserError } from "../env/util/index.ts";
@@ -46,4 +47,22 @@ export function readManifest(dir: string): Manifest {
     throw new DatasetError(`${path}: field ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   }
   return parsed.data;
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
+/** How the folder's files differ from what manifest.json lists (missing, size, sha256): `validate` and `push` both check it. */
+export async function fileProblems(dir: string, files: readonly ManifestFile[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const f of files) {
+    const abs = join(dir, f.path);
+    if (!existsSync(abs)) problems.push(`${f.path}: listed in manifest.json but missing`);
+    else if (statSync(abs).size !== f.bytes) problems.push(`${f.path}: ${statSync(abs).size} bytes, manifest.json says ${f.bytes}`);
+    else if ((await sha256File(abs)) !== f.sha256) problems.push(`${f.path}: sha256 differs from manifest.json`);
+  }
+  return problems;
 }

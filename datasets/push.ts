@@ -3,11 +3,11 @@
 // with every file (and the removal of stale shards), then the list is read back and compared again.
 // The local folder is only read.
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, openAsBlob, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, openAsBlob, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { commit, createRepo, HubApiError, listFiles, repoExists, type CommitOperation, type ListFileEntry } from "@huggingface/hub";
-import { DatasetError, readManifest, type ManifestFile } from "./manifest.ts";
+import { DatasetError, fileProblems, MANIFEST, readManifest, type ManifestFile } from "./manifest.ts";
 
 export interface PushOptions {
   dir: string;
@@ -85,37 +85,16 @@ async function differences(p: PushOptions, files: ManifestFile[], remote: Remote
   return { changed, stale };
 }
 
-/** Local files that are not what manifest.json says (size or sha256), e.g. a card edited after the build. */
-async function localChanges(dir: string, files: readonly ManifestFile[]): Promise<string[]> {
-  const changed: string[] = [];
-  for (const f of files) {
-    const abs = join(dir, f.path);
-    if (!existsSync(abs)) changed.push(`${f.path} is missing`);
-    else if (statSync(abs).size !== f.bytes) changed.push(`${f.path} has ${statSync(abs).size} bytes, not ${f.bytes}`);
-    else {
-      const h = createHash("sha256");
-      for await (const chunk of createReadStream(abs)) h.update(chunk as Buffer);
-      if (h.digest("hex") !== f.sha256) changed.push(`${f.path} differs (sha256)`);
-    }
-  }
-  return changed;
-}
-
-/** Refuses a folder whose files are not the ones its manifest lists, before anything reaches the network. */
-export async function checkLocal(dir: string): Promise<ManifestFile[]> {
-  const files = datasetFiles(dir);
-  const changed = await localChanges(dir, files.slice(0, -1));
+/** What a push would upload, manifest.json last (it describes the others). Refuses a folder whose files are
+ *  not the ones its manifest lists (e.g. a card edited after the build), before anything reaches the network. */
+export async function dryRun(dir: string): Promise<ManifestFile[]> {
+  const m = readManifest(dir);
+  const bytes = readFileSync(join(dir, MANIFEST));
+  const files = [...m.files, { path: MANIFEST, rows: 0, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }];
+  const changed = await fileProblems(dir, m.files);
   if (changed.length)
     throw new DatasetError(`${dir}: the files are not the ones manifest.json lists (${changed.slice(0, 2).join("; ")}${changed.length > 2 ? `; ${changed.length - 2} more` : ""}); rebuild it with \`npx ehrgym dataset build\`, or run \`npx ehrgym dataset validate ${dir}\` to see every difference`);
   return files;
-}
-
-/** Every file of the dataset, manifest.json last (it describes the others). */
-function datasetFiles(dir: string): ManifestFile[] {
-  const m = readManifest(dir);
-  const manifestPath = join(dir, "manifest.json");
-  const bytes = readFileSync(manifestPath);
-  return [...m.files, { path: "manifest.json", rows: 0, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }];
 }
 
 export function describeError(err: unknown, p: Pick<PushOptions, "repo" | "revision" | "hubUrl" | "timeoutMs">): string {
@@ -146,7 +125,7 @@ export function describeError(err: unknown, p: Pick<PushOptions, "repo" | "revis
 
 export async function pushDataset(p: PushOptions): Promise<PushResult> {
   const log = p.log ?? (() => {});
-  const files = await checkLocal(p.dir);
+  const files = await dryRun(p.dir);
   const fetchFn: typeof fetch = (input, init) => {
     const timeout = AbortSignal.timeout(p.timeoutMs);
     return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
@@ -188,9 +167,4 @@ export async function pushDataset(p: PushOptions): Promise<PushResult> {
   } catch (err) {
     throw new PushError(describeError(err, p));
   }
-}
-
-/** What a push would upload (no network; the local files are checked against the manifest first). */
-export function dryRun(dir: string): Promise<ManifestFile[]> {
-  return checkLocal(dir);
 }

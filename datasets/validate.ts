@@ -2,8 +2,7 @@
 // the checks of its format (checks.ts, the same ones `dataset check` runs), splits are
 // patient-disjoint, no held-out patient or task appears, the card's YAML matches the files, the
 // Arrow files hold the JSONL's rows.
-import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { RecordBatchReader } from "apache-arrow";
 import { parse } from "yaml";
@@ -11,7 +10,7 @@ import { openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
-import { DatasetError, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
+import { DatasetError, fileProblems, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { TrlRow } from "./schema.ts";
 
 export interface ValidateResult {
@@ -29,16 +28,10 @@ function listFiles(dir: string): string[] {
     .sort();
 }
 
-async function sha256File(path: string): Promise<string> {
-  const h = createHash("sha256");
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest("hex");
-}
-
-/** The non-blank lines of a dataset file, parsed (undefined, with the problem noted, when a line is not JSON). */
-async function* jsonLines(dir: string, path: string, problem: (p: string) => void): AsyncGenerator<{ where: string; json: unknown }> {
-  for await (const line of readLines(join(dir, path))) {
-    if (!line.text) continue;
+/** The non-blank lines of a file, parsed (undefined, with the problem noted, when a line is not JSON); `path` names it in problems. */
+async function* jsonLines(abs: string, path: string, problem: (p: string) => void): AsyncGenerator<{ where: string; json: unknown }> {
+  for await (const line of readLines(abs)) {
+    if (!line.text.trim()) continue;
     const where = `${path}:${line.lineNo}`;
     try {
       yield { where, json: JSON.parse(line.text) as unknown };
@@ -59,16 +52,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   // files: exactly the manifest's, byte for byte
   const listed = new Map(manifest.files.map((f) => [f.path, f]));
   for (const path of listFiles(dir)) if (path !== MANIFEST && !listed.has(path)) problem(`${path}: not in manifest.json`);
-  for (const f of manifest.files) {
-    const abs = join(dir, f.path);
-    if (!existsSync(abs)) {
-      problem(`${f.path}: listed in manifest.json but missing`);
-      continue;
-    }
-    const bytes = statSync(abs).size;
-    if (bytes !== f.bytes) problem(`${f.path}: ${bytes} bytes, manifest.json says ${f.bytes}`);
-    else if ((await sha256File(abs)) !== f.sha256) problem(`${f.path}: sha256 differs from manifest.json`);
-  }
+  for (const p of await fileProblems(dir, manifest.files)) problem(p);
 
   // the held-out set as the build recorded it (hashes), plus any files given now (their instructions too)
   const heldOut = new HeldOut((opts.excludeMrnsFrom ?? []).map(readExcludeFile), manifest.held_out);
@@ -83,7 +67,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     const split = f.path.slice(5).replace(/-\d{5}-of-\d{5}\.jsonl$/, "");
     const fileIds: string[] = [];
     let n = 0;
-    for await (const { where, json } of jsonLines(dir, f.path, problem)) {
+    for await (const { where, json } of jsonLines(join(dir, f.path), f.path, problem)) {
       n++;
       if (json === undefined) continue;
       const rowProblems = trlLineProblems(json, keep);
@@ -133,7 +117,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   // format openai: only the fields the upload accepts
   for (const f of manifest.files.filter((x) => x.path.startsWith("openai/"))) {
     let n = 0;
-    for await (const { where, json } of jsonLines(dir, f.path, problem)) {
+    for await (const { where, json } of jsonLines(join(dir, f.path), f.path, problem)) {
       n++;
       if (json !== undefined) for (const p of openAiLineProblems(json)) problem(`${where}: ${p}`);
     }
@@ -171,17 +155,9 @@ export async function checkFiles(paths: readonly string[], keep: Keep): Promise<
     const problems: string[] = [];
     let rows = 0;
     try {
-      for await (const line of readLines(path)) {
-        if (!line.text.trim()) continue;
+      for await (const { where, json } of jsonLines(path, path, (p) => problems.push(p))) {
         rows++;
-        const where = `${path}:${line.lineNo}`;
-        let json: unknown;
-        try {
-          json = JSON.parse(line.text);
-        } catch {
-          problems.push(`${where}: not JSON`);
-          continue;
-        }
+        if (json === undefined) continue;
         const trl = json !== null && typeof json === "object" && "task_id" in json;
         for (const p of trl ? trlLineProblems(json, keep) : openAiLineProblems(json)) problems.push(`${where}: ${p}`);
       }

@@ -1,11 +1,12 @@
 // The scripted expert: (task, messages so far) -> next agent turn, in either protocol.
-import type { AgentTurn, Message, Policy, PolicyInput } from "../../env/core/index.ts";
+import { DEFAULT_API_BASE, type AgentTurn, type Message, type Policy, type PolicyInput } from "../../env/core/index.ts";
+import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { ExpertError, nextRequests, type Plan } from "./plan.ts";
+import { ExpertError, nextRequests, type Plan, type Reply } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
-import { apiBaseFromPrompt, renderText, textReplies } from "./text.ts";
-import { countToolCalls, localFilter, searchableWith, toolCall, toolReplies } from "./tools.ts";
+import { apiBaseFromPrompt, parseTextReply, renderText } from "./text.ts";
+import { countToolCalls, localFilter, parseToolReply, patientSearchName, searchableWith, toolCall } from "./tools.ts";
 
 export interface ExpertOptions {
   /** FHIR base URL with a trailing slash; read from the prompt when absent. */
@@ -20,16 +21,33 @@ export function planFor(task: Task): Plan {
   return plan;
 }
 
+/** The messages carrying the environment's replies to each request, in request order (undefined: not answered). */
+export function replyMessages(messages: readonly Message[], protocol: Protocol): (Message | undefined)[] {
+  const out: (Message | undefined)[] = [];
+  const byCall = new Map<string, Message>();
+  for (const m of messages) if (m.role === "tool" && m.tool_call_id) byCall.set(m.tool_call_id, m);
+  messages.forEach((m, i) => {
+    if (m.role !== "assistant") return;
+    const next = messages[i + 1];
+    if (protocol === "text") out.push(next?.role === "user" ? next : undefined);
+    else for (const c of m.tool_calls ?? []) if (c.function.name !== "finish") out.push(byCall.get(c.id));
+  });
+  return out;
+}
+
+export const parseReply = (m: Message, protocol: Protocol): Reply => (protocol === "text" ? parseTextReply : parseToolReply)(m.content ?? "");
+
 /** The expert's next turn as text (text protocol) or an assistant message with tool calls. */
 export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): AgentTurn {
   const plan = planFor(input.task);
   const maxRounds = options.maxRounds ?? 8;
+  const replies = replyMessages(input.messages, input.protocol).flatMap((m) => (m ? [parseReply(m, input.protocol)] : []));
   if (input.protocol === "text") {
-    const apiBase = options.apiBase ?? apiBaseFromPrompt(input.messages) ?? "http://localhost:8080/fhir/";
-    const [request] = nextRequests(plan, input.task, textReplies(input.messages), { batchWrites: false, canPage: true, maxRounds });
+    const apiBase = options.apiBase ?? apiBaseFromPrompt(input.messages) ?? DEFAULT_API_BASE;
+    const [request] = nextRequests(plan, input.task, replies, { batchWrites: false, canPage: true, maxRounds });
     return renderText(request!, apiBase);
   }
-  const requests = nextRequests(plan, input.task, toolReplies(input.messages), {
+  const requests = nextRequests(plan, input.task, replies, {
     batchWrites: true,
     canPage: false,
     maxRounds,
@@ -37,13 +55,11 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
     localFilter,
   });
   const first = countToolCalls(input.messages);
-  const patientSearch = offersName(input.tools, "fhir_patient_search") && !offersName(input.tools, "patient_search") ? "fhir_patient_search" : "patient_search";
-  const message: Message = {
+  return {
     role: "assistant",
     content: null,
-    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`, patientSearch)),
+    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`, patientSearchName(input.tools))),
   };
-  return message;
 }
 
 export function createExpertPolicy(options: ExpertOptions = {}): Policy {
@@ -53,6 +69,3 @@ export function createExpertPolicy(options: ExpertOptions = {}): Policy {
     act: async (input) => expertTurn(input, options),
   };
 }
-
-const offersName = (tools: unknown[] | undefined, name: string): boolean =>
-  tools?.some((t) => (t as { function?: { name?: unknown } })?.function?.name === name) ?? false;

@@ -33,19 +33,8 @@ export function parseTextReply(text: string): Reply {
   return { ok: false, error: text.slice(0, 300) };
 }
 
-/** Replies to the assistant turns so far: each assistant message is answered by the next user message. */
-export function textReplies(messages: Message[]): Reply[] {
-  const replies: Reply[] = [];
-  messages.forEach((m, i) => {
-    if (m.role !== "assistant") return;
-    const next = messages[i + 1];
-    if (next && next.role === "user") replies.push(parseTextReply(next.content ?? ""));
-  });
-  return replies;
-}
-
 /** The FHIR base the prompt tells the agent to use (e.g. http://localhost:8080/fhir/). */
-export function apiBaseFromPrompt(messages: Message[]): string | undefined {
+export function apiBaseFromPrompt(messages: readonly Message[]): string | undefined {
   for (const m of messages) {
     const hit = /(https?:\/\/[^\s"'`]+?\/fhir\/)/.exec(m.content ?? "");
     if (hit?.[1]) return hit[1];

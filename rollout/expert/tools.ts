@@ -30,6 +30,12 @@ export function searchableWith(tools: unknown[] | undefined): ReadonlySet<string
   return new Set(Object.entries(SEARCH_TOOLS).flatMap(([type, name]) => (names.has(name) ? [type] : [])));
 }
 
+/** The verifiers port names the patient search fhir_patient_search. */
+export function patientSearchName(tools: unknown[] | undefined): string {
+  const names = tools?.map((t) => (t as { function?: { name?: unknown } })?.function?.name);
+  return names?.includes("fhir_patient_search") && !names.includes("patient_search") ? "fhir_patient_search" : "patient_search";
+}
+
 /** What the plan asked for that the tool cannot send, applied to the results (status only). */
 export function localFilter(resourceType: string, params: [string, string][]): ((r: { [k: string]: unknown }) => boolean) | undefined {
   const status = resourceType === "MedicationRequest" ? params.find(([k]) => k === "status")?.[1] : undefined;
@@ -151,22 +157,6 @@ export function parseToolReply(content: string): Reply {
   }
 }
 
-/** Replies to every tool call made so far, in call order (matched by tool_call_id). */
-export function toolReplies(messages: Message[]): Reply[] {
-  const byCall = new Map<string, string>();
-  for (const m of messages) if (m.role === "tool" && m.tool_call_id) byCall.set(m.tool_call_id, m.content ?? "");
-  const replies: Reply[] = [];
-  for (const m of messages) {
-    if (m.role !== "assistant") continue;
-    for (const call of m.tool_calls ?? []) {
-      if (call.function.name === "finish") continue;
-      const content = byCall.get(call.id);
-      if (content !== undefined) replies.push(parseToolReply(content));
-    }
-  }
-  return replies;
-}
-
-export function countToolCalls(messages: Message[]): number {
+export function countToolCalls(messages: readonly Message[]): number {
   return messages.reduce((n, m) => n + (m.role === "assistant" ? (m.tool_calls?.length ?? 0) : 0), 0);
 }

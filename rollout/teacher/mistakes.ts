@@ -16,27 +16,16 @@ export const MISTAKES = [
 ] as const;
 export type Mistake = (typeof MISTAKES)[number];
 
-const WEIGHTS: Record<Protocol, [Mistake, number][]> = {
-  text: [
-    ["wrong_answer", 2],
-    ["wrong_post_value", 2],
-    ["missing_post", 2.5],
-    ["malformed_post", 1.5],
-    ["invalid_action", 2.5],
-    ["text_around_finish", 1.5],
-    ["premature_finish", 2],
-  ],
-  tools: [
-    ["wrong_answer", 2],
-    ["wrong_post_value", 2],
-    ["missing_post", 2.5],
-    ["malformed_post", 1.5],
-    ["invalid_action", 2.5],
-    ["text_around_finish", 1.5],
-    ["premature_finish", 2],
-    ["malformed_call", 1],
-  ],
-};
+const TEXT_WEIGHTS: [Mistake, number][] = [
+  ["wrong_answer", 2],
+  ["wrong_post_value", 2],
+  ["missing_post", 2.5],
+  ["malformed_post", 1.5],
+  ["invalid_action", 2.5],
+  ["text_around_finish", 1.5],
+  ["premature_finish", 2],
+];
+const WEIGHTS: Record<Protocol, [Mistake, number][]> = { text: TEXT_WEIGHTS, tools: [...TEXT_WEIGHTS, ["malformed_call", 1]] };
 
 export interface EpisodePlan {
   /** null: the episode plays the expert throughout. */

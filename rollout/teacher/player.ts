@@ -5,13 +5,13 @@
 // per request it issued, telling how the expert sees the real reply to it:
 //   r  the real reply          a  pretend it was accepted (a malformed POST the model believes went through)
 //   d  drop it (a malformed search call: the expert asks again)   f  no real request, pretend accepted (a skipped POST)
-import type { Message, ToolCall } from "../../env/core/index.ts";
 import { Rng } from "../../env/util/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { ExpertError, nextRequests, planFor, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
-import { apiBaseFromPrompt, parseTextReply, renderText } from "../expert/text.ts";
-import { localFilter, parseToolReply, searchableWith, toolCall } from "../expert/tools.ts";
+import { DEFAULT_API_BASE, type Message, type ToolCall } from "../../env/core/index.ts";
+import { ExpertError, nextRequests, parseReply, planFor, replyMessages, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
+import { apiBaseFromPrompt, renderText } from "../expert/text.ts";
+import { countToolCalls, localFilter, patientSearchName, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
@@ -45,32 +45,10 @@ const ACCEPTED: Reply = { ok: true, json: null };
 
 /** State for a conversation the stand-in has no record of (evicted, or played by someone else): all replies real, no mistake. */
 export function orphanState(id: string, messages: readonly Message[], protocol: Protocol): EpisodeState {
-  return { id, plan: { mistake: null, at: 0, seed: 0 }, ops: "r".repeat(realReplies(messages, protocol).length), applied: true };
-}
-
-/** The messages carrying the environment's replies to each request, in request order (undefined: not answered). */
-function realReplies(messages: readonly Message[], protocol: Protocol): (Message | undefined)[] {
-  const out: (Message | undefined)[] = [];
-  if (protocol === "text") {
-    messages.forEach((m, i) => {
-      if (m.role !== "assistant") return;
-      const next = messages[i + 1];
-      out.push(next?.role === "user" ? next : undefined);
-    });
-    return out;
-  }
-  const byCall = new Map<string, Message>();
-  for (const m of messages) if (m.role === "tool" && m.tool_call_id) byCall.set(m.tool_call_id, m);
-  for (const m of messages) {
-    if (m.role !== "assistant") continue;
-    for (const c of m.tool_calls ?? []) if (c.function.name !== "finish") out.push(byCall.get(c.id));
-  }
-  return out;
+  return { id, plan: { mistake: null, at: 0, seed: 0 }, ops: "r".repeat(replyMessages(messages, protocol).length), applied: true };
 }
 
 // Every turn replays the expert over all replies so far.
-const parseReply = (m: Message, protocol: Protocol): Reply => (protocol === "text" ? parseTextReply : parseToolReply)(m.content ?? "");
-
 function expertReplies(state: EpisodeState, real: (Message | undefined)[], protocol: Protocol): Reply[] {
   const out: Reply[] = [];
   let j = 0;
@@ -106,8 +84,8 @@ const firstPost = (requests: readonly Request[]) => requests.findIndex((r) => r.
 function textTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const { task, messages } = input;
   const plan = planFor(task);
-  const apiBase = apiBaseFromPrompt(messages as Message[]) ?? "http://localhost:8080/fhir/";
-  const real = realReplies(messages, "text");
+  const apiBase = apiBaseFromPrompt(messages) ?? DEFAULT_API_BASE;
+  const real = replyMessages(messages, "text");
   let ops = state.ops;
   let applied = state.applied;
   // A skipped POST is the turn's mistake even though the turn sent is the expert's next one.
@@ -203,7 +181,7 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
 /** Tool call ids of this turn: the episode's n-th call, whatever the environment's replies said (they carry fresh bundle ids). */
 type CallIds = (i: number) => string;
 function callIds(state: EpisodeState, messages: readonly Message[]): CallIds {
-  const before = messages.reduce((n, m) => n + (m.role === "assistant" ? (m.tool_calls?.length ?? 0) : 0), 0);
+  const before = countToolCalls(messages);
   return (i) => `call_${textDigest(`${state.id}:${before + i}`).slice(0, 24)}`;
 }
 const finishCall = (answer: unknown, ids: CallIds, i: number): ToolCall => ({ id: ids(i), type: "function", function: { name: "finish", arguments: JSON.stringify({ value: answer }) } });
@@ -212,12 +190,10 @@ const toolMessage = (content: string | null, calls: ToolCall[]): Message => (cal
 function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const { task, messages } = input;
   const plan = planFor(task);
-  const real = realReplies(messages, "tools");
+  const real = replyMessages(messages, "tools");
   const ids = callIds(state, messages);
   const searchable = searchableWith(input.tools);
-  // The verifiers port names the patient search fhir_patient_search.
-  const patientSearch = searchable.has("Patient") && !offers(input.tools, "patient_search") ? "fhir_patient_search" : "patient_search";
-  const tc = (request: Request, id: string) => toolCall(request, id, patientSearch);
+  const tc = (request: Request, id: string) => toolCall(request, id, patientSearchName(input.tools));
   let ops = state.ops;
   let applied = state.applied;
   let skipped = false;
@@ -298,6 +274,3 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
     return { message: toolMessage(content, calls), next: ended ? undefined : { ...state, ops, applied }, did: mistake ?? (skipped ? "missing_post" : "expert") };
   }
 }
-
-const offers = (tools: unknown[] | undefined, name: string): boolean =>
-  tools === undefined || tools.some((t) => (t as { function?: { name?: unknown } })?.function?.name === name);
