@@ -70,7 +70,7 @@ export async function openStore(o: StoreSource): Promise<FhirStore> {
     let fileBytes = 0;
     try {
       await loadNdjson(paths, builder, {
-        onWarning: (m) => process.stderr.write(`\nwarning: ${m}\n`),
+        onWarning: (m) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}warning: ${m}\n`),
         onProgress: (p) => {
           if (p.file !== lastFile) {
             doneBytes += fileBytes;
