@@ -2,6 +2,7 @@
 // (what it keeps and how it weighs turns), `dataset validate` (every file of a built dataset) and
 // `dataset check` (any SFT JSONL file, in format trl or openai).
 import { parseTextTurn } from "../env/protocol/index.ts";
+import { firstIssue } from "../env/util/index.ts";
 import { TrlRow, type TrlMessage } from "./schema.ts";
 
 /** The message fields OpenAI's fine-tuning upload accepts, per role. */
@@ -12,8 +13,6 @@ export const OPENAI_MESSAGE_FIELDS: Record<TrlMessage["role"], readonly string[]
   tool: ["role", "content", "tool_call_id"],
 };
 export const OPENAI_LINE_FIELDS = ["messages", "tools", "parallel_tool_calls"] as const;
-
-
 
 /** What a training rule keeps: only trajectories whose every assistant turn is a valid action, correct ones, or all. */
 export type Keep = "clean" | "correct" | "all";
@@ -98,10 +97,7 @@ export function toolCallProblems(messages: readonly CheckedMessage[]): string[] 
 /** Problems of one line of format trl (the dataset row). */
 export function trlLineProblems(json: unknown, keep: Keep): string[] {
   const parsed = TrlRow.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return [`field ${issue.path.join(".") || "(row)"}: ${issue.message}`];
-  }
+  if (!parsed.success) return [`field ${firstIssue(parsed.error, "(row)")}`];
   const row = parsed.data;
   const problems = toolCallProblems(row.messages);
   if (!row.messages.some((m) => m.role === "assistant")) problems.push("no assistant turn");

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { UserError } from "../env/util/index.ts";
+import { firstIssue, UserError } from "../env/util/index.ts";
 
 export const MANIFEST = "manifest.json";
 const Sha = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in hex");
@@ -42,10 +42,7 @@ export function readManifest(dir: string): Manifest {
     throw new DatasetError(`${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "missing (is this a dataset folder made by `ehrgym dataset build`?)" : `not JSON (${(err as Error).message})`}`);
   }
   const parsed = Manifest.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new DatasetError(`${path}: field ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new DatasetError(`${path}: field ${firstIssue(parsed.error, "(root)")}`);
   return parsed.data;
 }
 

@@ -7,7 +7,7 @@ import { invalidTurns, type Keep } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
 import { isBlank } from "./lines.ts";
-import { lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
+import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
   id: string;
@@ -122,8 +122,7 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
       }
       const parsed = EpisodeRow.safeParse(json);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        bad(line.lineNo, `not an episode row: field ${issue.path.join(".") || "(row)"}: ${issue.message}`);
+        bad(line.lineNo, `not an episode row: field ${firstIssue(parsed.error, "(row)")}`);
         continue;
       }
       const row = parsed.data;

@@ -17,36 +17,22 @@ export class RowFileError extends UserError {}
  */
 export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number; text: string }> {
   if (!existsSync(path)) return;
-  let pending: { text: string; line: number } | undefined;
   for await (const { bytes, lineNo, terminated } of readLineBytes(path)) {
     const text = lineText(bytes);
     if (text === undefined) {
       if (terminated) throw new RowFileError(`${path}:${lineNo}: ${NOT_UTF8}`);
-      if (pending) yield parseLine(path, pending.text, pending.line);
       return;
     }
-    if (pending) {
-      yield parseLine(path, pending.text, pending.line);
-      pending = undefined;
+    if (!text.trim()) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // The last line: a torn one (no newline after it) from an interrupted run is not an error.
+      if (!terminated) return;
+      throw new RowFileError(`${path}:${lineNo}: not a JSON line`);
     }
-    if (text.trim()) pending = { text, line: lineNo };
-  }
-  if (!pending) return;
-  // The last line: a torn one (no newline after it) from an interrupted run is not an error.
-  let value: unknown;
-  try {
-    value = JSON.parse(pending.text);
-  } catch {
-    return;
-  }
-  yield { value, line: pending.line, text: pending.text };
-}
-
-function parseLine(path: string, text: string, line: number): { value: unknown; line: number; text: string } {
-  try {
-    return { value: JSON.parse(text), line, text };
-  } catch {
-    throw new RowFileError(`${path}:${line}: not a JSON line`);
+    yield { value, line: lineNo, text };
   }
 }
 

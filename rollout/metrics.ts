@@ -120,16 +120,19 @@ function statusCounts(rows: RowLike[]): Record<Status, number> {
   return counts;
 }
 
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item));
+    if (list) list.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
 function rate(rows: RowLike[]): Rate {
   const success = rows.filter((r) => r.reward === 1).length;
-  const perTask = new Map<string, RowLike[]>();
-  for (const row of rows) {
-    const key = `${row.suite}\u0000${row.task_id}`;
-    const list = perTask.get(key);
-    if (list) list.push(row);
-    else perTask.set(key, [row]);
-  }
-  const tasks = [...perTask.values()].map((list) => ({ n: list.length, c: list.filter((r) => r.reward === 1).length, mean: list.reduce((s, r) => s + r.reward, 0) / list.length }));
+  const tasks = [...groupBy(rows, (r) => `${r.suite}\u0000${r.task_id}`).values()].map((list) => ({ n: list.length, c: list.filter((r) => r.reward === 1).length, mean: list.reduce((s, r) => s + r.reward, 0) / list.length }));
   const fewest = tasks.reduce((m, t) => Math.min(m, t.n), tasks.length === 0 ? 0 : Infinity);
   const most = tasks.reduce((m, t) => Math.max(m, t.n), 0);
   const ci = wilson(success, rows.length);
@@ -147,6 +150,8 @@ function rate(rows: RowLike[]): Rate {
 }
 
 const typeOrder = (type: string) => (type.startsWith("v2_") ? 100 : 0) + Number(/\d+$/.exec(type)?.[0] ?? 0);
+/** Suite, then natural type order (task2 before task10, v1-style types before v2_ ones). */
+export const compareTypes = (a: { suite: string; type: string }, b: { suite: string; type: string }) => a.suite.localeCompare(b.suite) || typeOrder(a.type) - typeOrder(b.type);
 
 function countBy(rows: RowLike[], key: (r: RowLike) => string | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -157,13 +162,19 @@ function countBy(rows: RowLike[], key: (r: RowLike) => string | undefined): Reco
   return out;
 }
 
+/** The sum of the usages given, or undefined for none. */
+export function totalUsage(list: readonly Usage[]): Usage | undefined {
+  if (list.length === 0) return undefined;
+  const sum = (f: keyof Usage) => list.reduce((s, u) => s + u[f], 0);
+  return { prompt_tokens: sum("prompt_tokens"), completion_tokens: sum("completion_tokens"), total_tokens: sum("total_tokens") };
+}
+
 function usageOf(rows: RowLike[]): UsageSummary | undefined {
   const withUsage = rows.flatMap((r) => (r.usage ? [r.usage] : []));
-  if (withUsage.length === 0) return undefined;
-  const sum = (f: keyof Usage) => withUsage.reduce((s, u) => s + u[f], 0);
-  const [p, c, t] = [sum("prompt_tokens"), sum("completion_tokens"), sum("total_tokens")];
+  const t = totalUsage(withUsage);
+  if (!t) return undefined;
   const per = (x: number) => round(x / withUsage.length, 1);
-  return { episodes: withUsage.length, prompt_tokens: p, completion_tokens: c, total_tokens: t, perEpisode: { prompt_tokens: per(p), completion_tokens: per(c), total_tokens: per(t) } };
+  return { episodes: withUsage.length, ...t, perEpisode: { prompt_tokens: per(t.prompt_tokens), completion_tokens: per(t.completion_tokens), total_tokens: per(t.total_tokens) } };
 }
 
 function latencyOf(rows: RowLike[]): LatencySummary | undefined {
@@ -174,19 +185,12 @@ function latencyOf(rows: RowLike[]): LatencySummary | undefined {
 }
 
 export function summarize(rows: RowLike[]): EvalSummary {
-  const groups = new Map<string, RowLike[]>();
-  for (const row of rows) {
-    const key = `${row.suite}\u0000${row.type}`;
-    const list = groups.get(key);
-    if (list) list.push(row);
-    else groups.set(key, [row]);
-  }
-  const byType = [...groups.entries()]
-    .map(([key, list]) => {
-      const [suite, type] = key.split("\u0000") as [string, string];
+  const byType = [...groupBy(rows, (r) => `${r.suite}\u0000${r.type}`).values()]
+    .map((list) => {
+      const { suite, type } = list[0]!;
       return { suite, type, kind: taskKind(suite, type), rate: rate(list) };
     })
-    .sort((a, b) => a.suite.localeCompare(b.suite) || typeOrder(a.type) - typeOrder(b.type));
+    .sort(compareTypes);
   const suites = [...new Set(rows.map((r) => r.suite))].sort();
   const perTask = countBy(rows, (r) => `${r.suite}\u0000${r.task_id}`);
   const usage = usageOf(rows);

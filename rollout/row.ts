@@ -4,7 +4,7 @@ import { z } from "zod";
 import { Message, ModelCall, PolicyInfo, Usage, type PlayedEpisode, type Policy } from "../env/core/index.ts";
 import type { Task } from "../env/tasks/index.ts";
 import { taskMrn } from "./expert/index.ts";
-import { taskKind } from "./metrics.ts";
+import { taskKind, totalUsage } from "./metrics.ts";
 import { EHRGYM_VERSION } from "./version.ts";
 
 export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
@@ -62,7 +62,7 @@ export interface RowOptions {
 /** The row of a played episode. */
 export function episodeRow(played: PlayedEpisode, policy: Policy, options: RowOptions = {}): EpisodeRow {
   const { task, info, failure, calls } = played;
-  const usage = sumUsage(calls);
+  const usage = totalUsage(calls.flatMap((c) => (c.usage ? [c.usage] : [])));
   const mrn = mrnOf(task);
   const error = failure?.message ?? (info.error ? info.error : played.notes.length ? played.notes.join("; ") : undefined);
   return {
@@ -99,15 +99,4 @@ function mrnOf(task: Task): string | undefined {
   } catch {
     return task.eval_MRN;
   }
-}
-
-function sumUsage(calls: readonly ModelCall[]): Usage | undefined {
-  if (!calls.some((t) => t.usage)) return undefined;
-  const total = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  for (const t of calls) {
-    total.prompt_tokens += t.usage?.prompt_tokens ?? 0;
-    total.completion_tokens += t.usage?.completion_tokens ?? 0;
-    total.total_tokens += t.usage?.total_tokens ?? 0;
-  }
-  return total;
 }

@@ -32,6 +32,7 @@ import {
 } from "../protocol/index.ts";
 import * as py from "../python/index.ts";
 import { type Py, toJs } from "../python/index.ts";
+import { firstIssue } from "../util/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection } from "./backend.ts";
 import { EnvInputError, EpisodeStateError } from "./errors.ts";
@@ -155,10 +156,7 @@ const ResetOptionsSchema = z.object({
 
 function parseResetOptions(o: ResetOptions): z.infer<typeof ResetOptionsSchema> {
   const parsed = ResetOptionsSchema.safeParse(o);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new EnvInputError(`invalid reset option ${issue.path.join(".") || "(options)"}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new EnvInputError(`invalid reset option ${firstIssue(parsed.error, "(options)")}`);
   return parsed.data;
 }
 
@@ -364,10 +362,7 @@ export class MedAgentEnv {
 
   private async toolStep(ep: Episode, turn: AgentTurn): Promise<void> {
     const parsed = Message.safeParse(typeof turn === "string" ? { role: "assistant", content: turn } : turn);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new EnvInputError(`invalid assistant message: ${issue.path.join(".") || "(message)"}: ${issue.message}`);
-    }
+    if (!parsed.success) throw new EnvInputError(`invalid assistant message: ${firstIssue(parsed.error, "(message)")}`);
     const msg = parsed.data;
     if (msg.role !== "assistant") throw new EnvInputError(`invalid assistant message: role: expected "assistant", got ${JSON.stringify(msg.role)}`);
     ep.messages.push(msg);

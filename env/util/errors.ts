@@ -19,6 +19,12 @@ export class StateError extends Error {
   }
 }
 
+/** A zod error's first issue as "field.path: message" (`root` names the value itself when the path is empty). */
+export function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }, root: string): string {
+  const issue = error.issues[0]!;
+  return `${issue.path.map(String).join(".") || root}: ${issue.message}`;
+}
+
 /** The HTTP status a server answers for an error of this vocabulary, or undefined for a fault. */
 export function httpStatusOf(err: unknown): number | undefined {
   return err instanceof UserError || err instanceof StateError ? err.httpStatus : undefined;

@@ -2,8 +2,8 @@
 // difference is more than chance (exact McNemar per type and overall). Pairs are tasks, each
 // run's first sample, so that every pair is independent of the others.
 import type { EpisodeRow } from "../row.ts";
+import { compareTypes } from "../metrics.ts";
 import { mcnemarExact } from "../stats.ts";
-
 
 export interface TaskRef {
   suite: string;
@@ -47,8 +47,6 @@ export function firstSamples(rows: EpisodeRow[]): Map<string, EpisodeRow> {
   return out;
 }
 
-const typeOrder = (type: string) => (type.startsWith("v2_") ? 100 : 0) + Number(/\d+$/.exec(type)?.[0] ?? 0);
-export const compareTypes = (a: TaskRef, b: TaskRef) => a.suite.localeCompare(b.suite) || typeOrder(a.type) - typeOrder(b.type);
 const compareRefs = (a: TaskRef, b: TaskRef) => compareTypes(a, b) || a.task_id.localeCompare(b.task_id, "en", { numeric: true });
 
 export function compareRuns(base: { name: string; rows: EpisodeRow[] }, other: { name: string; rows: EpisodeRow[] }): Comparison {

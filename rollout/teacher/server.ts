@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
 import { loadTokenizer } from "./usage.ts";
-import { httpStatusOf, Rng } from "../../env/util/index.ts";
+import { firstIssue, httpStatusOf, Rng } from "../../env/util/index.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
@@ -59,10 +59,7 @@ type Send = { status: number; body: unknown; headers?: Record<string, string>; r
 
 export async function startTeacherServer(input: TeacherServerInput): Promise<TeacherServer> {
   const parsed = TeacherServerOptions.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`startTeacherServer: ${issue.path.join(".") || "(options)"}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new Error(`startTeacherServer: ${firstIssue(parsed.error, "(options)")}`);
   const o = parsed.data;
   await loadTokenizer();
   const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds });
