@@ -30,16 +30,19 @@ interface CheckedMessage {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** Whether tool-call arguments (an object, or OpenAI's JSON string form) are a JSON object. */
-function argumentsAreObject(args: unknown): boolean {
-  if (isObject(args)) return true;
-  if (typeof args !== "string") return false;
+/** Tool-call arguments as a JSON object when they are one; else the model's text as it was. */
+export function argumentsValue(text: string): Record<string, unknown> | string {
   try {
-    return isObject(JSON.parse(args));
+    const v: unknown = JSON.parse(text);
+    if (isObject(v)) return v;
   } catch {
-    return false;
+    // not JSON: kept as the model wrote it (only in rows kept with --keep correct|all)
   }
+  return text;
 }
+
+/** Whether tool-call arguments (an object, or OpenAI's JSON string form) are a JSON object. */
+const argumentsAreObject = (args: unknown): boolean => isObject(args) || (typeof args === "string" && isObject(argumentsValue(args)));
 
 /** Why one assistant turn is not a valid action of its protocol, or undefined when it is one. */
 export function turnProblem(m: CheckedMessage, protocol: "text" | "tools", toolNames: ReadonlySet<string> | undefined): string | undefined {

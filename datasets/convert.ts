@@ -2,9 +2,8 @@
 // openai. Ids are content-free: hash of (suite, task_id, sample, source run).
 import { createHash } from "node:crypto";
 import type { EpisodeRow } from "../rollout/index.ts";
-import { invalidTurns } from "./checks.ts";
+import { argumentsValue, invalidTurns } from "./checks.ts";
 import type { TrlMessage, TrlRow, TrlToolCall } from "./schema.ts";
-export { OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS } from "./checks.ts";
 
 type RunFields = Pick<EpisodeRow, "suite" | "task_id" | "sample" | "policy" | "protocol">;
 type EpisodeMessage = EpisodeRow["messages"][number];
@@ -40,17 +39,6 @@ export function rowId(row: RunFields): string {
 export function assistantHash(messages: readonly EpisodeMessage[]): string {
   const turns = messages.filter((m) => m.role === "assistant").map((m) => [m.content ?? null, (m.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments])]);
   return sha(JSON.stringify(turns));
-}
-
-/** Tool-call arguments as a JSON object when they are one; else the model's text as it was. */
-export function argumentsValue(text: string): Record<string, unknown> | string {
-  try {
-    const v: unknown = JSON.parse(text);
-    if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    // not JSON: kept as the model wrote it (only in rows kept with --keep correct|all)
-  }
-  return text;
 }
 
 /** Messages with only the keys they have (no nulls for absent fields) and arguments as objects. */

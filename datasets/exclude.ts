@@ -25,6 +25,7 @@ export interface ExcludeSource {
 
 export const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
 const normalize = (text: string) => text.replace(/\s+/g, " ").trim();
+const uniq = (xs: string[]) => [...new Set(xs)].sort();
 export const taskKey = (suite: string, taskId: string) => `${suite}/${taskId}`;
 
 export function readExcludeFile(path: string): ExcludeSource {
@@ -59,7 +60,6 @@ export function readExcludeFile(path: string): ExcludeSource {
     });
   }
   if (!mrns.length && !tasks.length) throw new ExcludeFileError(`${path}: names no patient or task (expected a task file or an MRN list)`);
-  const uniq = (xs: string[]) => [...new Set(xs)].sort();
   return { path, sha256: sha256(bytes), mrns: uniq(mrns), tasks: uniq(tasks), instructions: uniq(instructions) };
 }
 
@@ -71,7 +71,6 @@ export interface HeldOutRecord {
 }
 
 export function heldOutRecord(sources: ExcludeSource[]): HeldOutRecord {
-  const uniq = (xs: string[]) => [...new Set(xs)].sort();
   return {
     files: sources.map((s) => ({ file: basename(s.path), sha256: s.sha256, patients: s.mrns.length, tasks: s.tasks.length })).sort((a, b) => (a.file + a.sha256 < b.file + b.sha256 ? -1 : 1)),
     mrn_sha256: uniq(sources.flatMap((s) => s.mrns.map((m) => sha256(m)))),

@@ -113,12 +113,8 @@ export class EnvConfig {
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
     this.writes = options.writes ?? "execute";
     const t = options.tasks;
-    if (typeof t === "function") this.lookup = t;
-    else {
-      const byId = new Map<string, Task>();
-      for (const task of t ?? []) byId.set(task.id, task);
-      this.lookup = (id) => byId.get(id);
-    }
+    const byId = new Map(typeof t === "function" ? [] : [...(t ?? [])].map((task) => [task.id, task]));
+    this.lookup = typeof t === "function" ? t : (id) => byId.get(id);
   }
 
   task(id: string): Task | undefined {
@@ -303,8 +299,11 @@ export class MedAgentEnv {
     return await ep.conn.request(body === undefined ? { method, path } : { method, path, body });
   }
 
-  /** Adds an environment message to the history and to this step's observation, as separate objects (a caller may change what it was handed). */
-  private say(ep: Episode, message: Message): void {
+  /** The environment's reply to the last action: recorded on it, added to the history and to this step's
+   *  observation, as separate objects (a caller may change what it was handed). */
+  private say(ep: Episode, content: string, toolCallId?: string): void {
+    ep.actions[ep.actions.length - 1]!.reply = content;
+    const message: Message = toolCallId === undefined ? { role: "user", content } : { role: "tool", tool_call_id: toolCallId, content };
     ep.messages.push(message);
     ep.observation.push({ ...message });
   }
@@ -354,10 +353,7 @@ export class MedAgentEnv {
         ep.info.status = "invalid_action";
         break;
     }
-    if (reply !== undefined) {
-      ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "user", content: reply });
-    }
+    if (reply !== undefined) this.say(ep, reply);
   }
 
   private async toolStep(ep: Episode, turn: AgentTurn): Promise<void> {
@@ -392,8 +388,7 @@ export class MedAgentEnv {
         ep.info.error = `${name}: ${outcome.fail} (the run ends, graded with the answer [])`;
         return;
       }
-      ep.actions[ep.actions.length - 1]!.reply = outcome.reply;
-      this.say(ep, { role: "tool", tool_call_id: call.id, content: outcome.reply });
+      this.say(ep, outcome.reply, call.id);
       ep.trace.push({ type: "tool_output", callId: call.id });
       if (plan.kind === "FINISH") {
         // The original returns right after finish's output: later calls of the turn never run.
@@ -419,9 +414,7 @@ export class MedAgentEnv {
         call.function = { name: "calculator", arguments: "{}" };
         ep.actions.push({ kind: "INVALID", raw, tool: name });
         ep.info.invalidActions++;
-        const reply = `Error: Invalid tool formatting for '${name}'.`;
-        ep.actions[ep.actions.length - 1]!.reply = reply;
-        this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+        this.say(ep, `Error: Invalid tool formatting for '${name}'.`, call.id);
         continue;
       }
       let argsText = call.function.arguments;
@@ -432,13 +425,8 @@ export class MedAgentEnv {
       }
       const plan = planToolCall(name, argsText, this.config.toolNames, "medarc");
       const outcome = await this.runCall(ep, plan, raw);
-      let reply: string;
-      if ("fail" in outcome) {
-        ep.info.invalidActions++;
-        reply = `Error: ${outcome.fail}`;
-      } else reply = outcome.reply;
-      ep.actions[ep.actions.length - 1]!.reply = reply;
-      this.say(ep, { role: "tool", tool_call_id: call.id, content: reply });
+      if ("fail" in outcome) ep.info.invalidActions++;
+      this.say(ep, "fail" in outcome ? `Error: ${outcome.fail}` : outcome.reply, call.id);
       if (name === "finish") {
         finishCalled = true;
         if (!("fail" in outcome)) finished = finishResult(argsText, "medarc");

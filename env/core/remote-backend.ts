@@ -86,20 +86,19 @@ export class RemoteBackend implements Backend {
     return new RemoteConnection(this, randomUUID());
   }
 
-  /** @internal */
-  async createFor(episode: string, req: FhirRequest): Promise<FhirResponse> {
+  /** @internal The create, journaled; `created` names what it made. */
+  async createFor(episode: string, req: FhirRequest): Promise<{ res: FhirResponse; created?: { type: string; id: string } }> {
     if (!this.journal) {
-      return { status: 405, headers: {}, text: "RemoteBackend without a journal does not execute writes (use writes=record)" };
+      return { res: { status: 405, headers: {}, text: "RemoteBackend without a journal does not execute writes (use writes=record)" } };
     }
     const type = req.path.split(/[/?]/)[0]!;
     this.journal.append({ op: "intent", episode, type });
     const res = await this.fhir.request(req);
     const id = res.status < 300 ? createdId(res, type) : undefined;
-    if (id) {
-      this.journal.append({ op: "created", episode, type, id });
-      this.live.add(`${type}/${id}`);
-    }
-    return res;
+    if (!id) return { res };
+    this.journal.append({ op: "created", episode, type, id });
+    this.live.add(`${type}/${id}`);
+    return { res, created: { type, id } };
   }
 
   /** @internal Deletes what an episode created, newest first; what fails stays journaled for the next replay. */
@@ -170,10 +169,8 @@ class RemoteConnection implements EpisodeConnection {
     if (this.closed) throw new Error("episode connection is closed");
     if (req.method === "GET") return this.backend.fhir.request(req);
     if (req.method !== "POST") return { status: 405, headers: {}, text: `RemoteBackend episodes only create (got ${req.method})` };
-    const res = await this.backend.createFor(this.episode, req);
-    const type = req.path.split(/[/?]/)[0]!;
-    const id = res.status < 300 ? createdId(res, type) : undefined;
-    if (id) this.created.push({ type, id });
+    const { res, created } = await this.backend.createFor(this.episode, req);
+    if (created) this.created.push(created);
     return res;
   }
 

@@ -4,9 +4,8 @@ import { STATUSES, STATUS_LABELS, type EvalSummary, type Rate } from "../metrics
 import type { Comparison, TaskRef } from "./compare.ts";
 import { esc } from "./html-escape.ts";
 import type { ReferenceFile } from "./reference.ts";
-import { shownK } from "./text.ts";
+import { passAtKCell, pct, shownK } from "./text.ts";
 
-export const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export const pValue = (p: number) => (p < 0.001 ? "&lt;0.001" : p.toFixed(3));
 
 export function runTable(name: string, s: EvalSummary): string {
@@ -15,10 +14,7 @@ export function runTable(name: string, s: EvalSummary): string {
   const line = (group: string, kind: string, r: Rate, cls = "") =>
     `<tr${cls ? ` class="${cls}"` : ""}><th scope="row">${esc(group)}</th><td>${esc(kind)}</td><td>${r.success}</td><td>${r.n}</td>` +
     `<td>${r.n ? pct(r.rate) : "-"}</td><td>${r.n ? `${pct(r.ci.low)} – ${pct(r.ci.high)}` : "-"}</td>` +
-    ks.map((k) => `<td>${(() => {
-      const v = r.passAtK?.find((p) => p.k === k)?.value;
-      return v === undefined ? "-" : pct(v);
-    })()}</td>`).join("") +
+    ks.map((k) => `<td>${passAtKCell(r, k)}</td>`).join("") +
     STATUSES.map((st) => `<td>${r.status[st]}</td>`).join("") +
     `<td>${r.meanRounds.toFixed(2)}</td></tr>`;
   const rows = [

@@ -3,9 +3,15 @@
 // tokens and latency when known, then the failed checks of each failure.
 import { STATUSES, STATUS_LABELS, type EvalSummary, type Rate } from "../metrics.ts";
 
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+export const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const rateCell = (r: Rate) => (r.n === 0 ? "-" : pct(r.success / r.n));
 const ciCell = (r: Rate) => (r.n === 0 ? "-" : `${pct(r.ci.low)}-${pct(r.ci.high)}`);
+
+/** pass@k of a group, or "-" when its tasks have fewer than k samples. */
+export function passAtKCell(r: Rate, k: number): string {
+  const v = r.passAtK?.find((p) => p.k === k)?.value;
+  return v === undefined ? "-" : pct(v);
+}
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -27,10 +33,7 @@ export function formatSummary(summary: EvalSummary, options: { maxFailures?: num
     String(r.n),
     rateCell(r),
     ciCell(r),
-    ...ks.map((k) => {
-      const v = r.passAtK?.find((p) => p.k === k)?.value;
-      return v === undefined ? "-" : pct(v);
-    }),
+    ...ks.map((k) => passAtKCell(r, k)),
   ];
   const rows: string[][] = [head];
   for (const t of summary.byType) rows.push(line(`${t.suite}/${t.type}`, t.kind, t.rate));

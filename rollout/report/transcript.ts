@@ -26,10 +26,9 @@ const verdictText = (row: EpisodeRow) => (row.reward === 1 ? `<span class="ok">r
 
 export function renderTranscript(row: EpisodeRow, id: string, runName: string): string {
   const failed = row.checks.filter((c) => !c.ok);
-  const verdict = row.reward === 1 ? `<span class="ok">reward 1</span>` : `<span class="bad">reward ${esc(row.reward)}</span>`;
   const head =
     `<h3><span class="tid">${esc(row.task_id)}</span> · ${esc(runName)} · ${esc(row.suite)}/${esc(row.type)}${row.sample ? ` · sample ${row.sample}` : ""}</h3>` +
-    `<p class="meta">${verdict} · ${esc(row.status)} · ${row.rounds} rounds · ${esc(row.protocol)}${row.error ? ` · error: ${esc(row.error)}` : ""}</p>` +
+    `<p class="meta">${verdictText(row)} · ${row.rounds} rounds · ${esc(row.protocol)}${row.error ? ` · error: ${esc(row.error)}` : ""}</p>` +
     (failed.length ? `<ul class="checks">${failed.map((c) => `<li>✗ ${esc(c.name)}: ${esc(c.detail)}</li>`).join("")}</ul>` : "");
   const messages = row.messages.map((m) => {
     const calls = (m.tool_calls ?? []).map((c) => `<div class="call"><b>${esc(c.function.name)}</b>${body(prettyArguments(c.function.arguments))}</div>`).join("");
