@@ -26,7 +26,6 @@ export interface Entry {
   suite: string;
   type: string;
   branch: string;
-  reward: number;
   patientSource: string;
 }
 
@@ -180,7 +179,6 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
         suite: row.suite,
         type: row.type,
         branch: row.branch ?? "",
-        reward: row.reward,
         patientSource: trl.patient_source,
       });
     }

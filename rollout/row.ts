@@ -4,13 +4,13 @@ import { z } from "zod";
 import { Message, ModelCall, PolicyInfo, Usage, type PlayedEpisode, type Policy } from "../env/core/index.ts";
 import type { Task } from "../env/tasks/index.ts";
 import { taskMrn } from "./expert/index.ts";
-import { taskKind, totalUsage } from "./metrics.ts";
+import { STATUSES, taskKind, totalUsage } from "./metrics.ts";
 import { EHRGYM_VERSION } from "./version.ts";
 
 export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
 
 /** How an episode ended. The environment's statuses plus `model_error` (the model endpoint failed for good). */
-export const RowStatus = z.enum(["completed", "invalid_action", "limit_reached", "context_limit", "model_error", "error"]);
+export const RowStatus = z.enum(STATUSES);
 export type RowStatus = z.infer<typeof RowStatus>;
 
 // Rows written before the policy became an object carried its name only.

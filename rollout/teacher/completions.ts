@@ -36,14 +36,6 @@ export interface Body {
 
 export const FINGERPRINT = "ehrgym-stand-in";
 
-export interface CompletionsOptions {
-  tasks: Iterable<Task>;
-  seed: number;
-  errorRate: number;
-  /** The round limit the expert plans for. */
-  maxRounds: number;
-}
-
 /** How a client marks a re-sent request: the openai client's `X-Stainless-Retry-Count` (> 0 on its own
  *  retries), or an `Idempotency-Key` header that stays the same across a caller's own retries. */
 export interface Again {
@@ -65,7 +57,8 @@ export class Completions {
   private readonly tokens = new TokenCounter();
   private served = 0;
 
-  constructor(readonly options: CompletionsOptions) {
+  /** `maxRounds`: the round limit the expert plans for. */
+  constructor(readonly options: { tasks: Iterable<Task>; seed: number; errorRate: number; maxRounds: number }) {
     this.index = new TaskIndex(options.tasks);
     this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
   }

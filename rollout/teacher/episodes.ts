@@ -10,25 +10,13 @@ import { LRUCache } from "lru-cache";
 import { drawPlan } from "./mistakes.ts";
 import type { EpisodeState } from "./player.ts";
 
-export interface BookOptions {
-  seed: number;
-  errorRate: number;
-  /** Bounds on what is remembered (old entries are evicted first). */
-  maxEpisodes?: number;
-  maxReplies?: number;
-}
-
 export class EpisodeBook<R extends object> {
-  private readonly samples: LRUCache<string, number>;
-  private readonly waiting: LRUCache<string, EpisodeState[]>;
-  private readonly replies: LRUCache<string, R>;
+  // Bounds on what is remembered (old entries are evicted first).
+  private readonly samples = new LRUCache<string, number>({ max: 100_000 });
+  private readonly waiting = new LRUCache<string, EpisodeState[]>({ max: 100_000 });
+  private readonly replies = new LRUCache<string, R>({ max: 20_000 });
 
-  constructor(readonly options: BookOptions) {
-    const max = options.maxEpisodes ?? 100_000;
-    this.samples = new LRUCache({ max });
-    this.waiting = new LRUCache({ max });
-    this.replies = new LRUCache({ max: options.maxReplies ?? 20_000 });
-  }
+  constructor(readonly options: { seed: number; errorRate: number }) {}
 
   /** A new episode of the prompt: its sample number among the prompt's first turns seen, and its plan. */
   start(promptKey: string, protocol: Protocol): { sample: number; state: EpisodeState } {
