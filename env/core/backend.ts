@@ -22,16 +22,12 @@ export const DEFAULT_API_BASE = "http://localhost:8080/fhir/";
 
 /** The in-memory store: each episode writes into its own overlay; dropping it is the O(1) rollback. */
 export class EmbeddedBackend implements Backend {
-  readonly apiBase: string;
-
   /** `service` must render links with `apiBase` (create it with the same baseUrl). */
   constructor(
     readonly store: FhirStore,
     readonly service: FhirHandler,
-    apiBase: string = DEFAULT_API_BASE,
-  ) {
-    this.apiBase = apiBase;
-  }
+    readonly apiBase: string = DEFAULT_API_BASE,
+  ) {}
 
   open(): EpisodeConnection {
     return new OverlayConnection(this.store.newOverlay(), this.service);

@@ -1,5 +1,4 @@
 // MedAgentEnv: one gym-style episode at a time over a shared backend (reset/step/close/record).
-import { z } from "zod";
 import { FhirService, type FhirHandler, type FhirResponse, type FhirStore } from "../fhir/index.ts";
 import { grade, type GradeInput, type GradeResult, type Grader } from "../graders/index.ts";
 import {
@@ -43,7 +42,7 @@ import {
   type AgentTurn,
   type EpisodeInfo,
   type EpisodeRecord,
-  type ResetOptions,
+  ResetOptions,
   type ResetResult,
   type StepResult,
 } from "./types.ts";
@@ -142,20 +141,6 @@ function embedded(options: EnvOptions): Backend {
   return new EmbeddedBackend(options.store, options.service ?? new FhirService(options.store, { baseUrl: apiBase }), apiBase);
 }
 
-const ResetOptionsSchema = z.object({
-  task: z.unknown().optional(),
-  taskId: z.string().min(1).optional(),
-  protocol: Protocol.default("text"),
-  maxRounds: z.number().int().min(1).max(10_000).optional(),
-  writes: WritesMode.optional(),
-});
-
-function parseResetOptions(o: ResetOptions): z.infer<typeof ResetOptionsSchema> {
-  const parsed = ResetOptionsSchema.safeParse(o);
-  if (!parsed.success) throw new EnvInputError(`invalid reset option ${firstIssue(parsed.error, "(options)")}`);
-  return parsed.data;
-}
-
 interface Episode {
   task: Task;
   protocol: Protocol;
@@ -194,7 +179,9 @@ export class MedAgentEnv {
   }
 
   async reset(options: ResetOptions): Promise<ResetResult> {
-    const parsed = parseResetOptions(options);
+    const checked = ResetOptions.safeParse(options);
+    if (!checked.success) throw new EnvInputError(`invalid reset option ${firstIssue(checked.error, "(options)")}`);
+    const parsed = checked.data;
     const task = options.task ?? (options.taskId !== undefined ? this.config.task(options.taskId) : undefined);
     if (!task) throw new EnvInputError(options.taskId !== undefined ? `unknown task id ${JSON.stringify(options.taskId)}` : "reset needs a task or a taskId");
     await this.close();
@@ -234,18 +221,15 @@ export class MedAgentEnv {
     this.busy = true;
     ep.observation = [];
     try {
-      if (ep.protocol === "text") await this.textStep(ep, turn);
-      else await this.toolStep(ep, turn);
-      if (ep.info.status === "running" && ep.info.rounds >= ep.maxRounds) ep.info.status = "limit_reached";
-    } catch (e) {
-      if (e instanceof EnvInputError) {
-        this.busy = false;
-        throw e;
+      try {
+        if (ep.protocol === "text") await this.textStep(ep, turn);
+        else await this.toolStep(ep, turn);
+        if (ep.info.status === "running" && ep.info.rounds >= ep.maxRounds) ep.info.status = "limit_reached";
+      } catch (e) {
+        if (e instanceof EnvInputError) throw e;
+        ep.info.status = "error";
+        ep.info.error = e instanceof Error ? e.message : String(e);
       }
-      ep.info.status = "error";
-      ep.info.error = e instanceof Error ? e.message : String(e);
-    }
-    try {
       if (ep.info.status !== "running") await this.finishEpisode(ep);
     } finally {
       this.busy = false;

@@ -34,18 +34,16 @@ const DEFAULT_GRADING_TYPES = ["Observation", "Condition", "MedicationRequest", 
 export class RemoteBackend implements Backend {
   readonly apiBase: string;
   readonly fhir: RemoteFhir;
-  private readonly journal: Journal | undefined;
   /** Every resource created by a live episode of this backend ("Type/id"). */
   private readonly live = new Set<string>();
   private patients: Promise<string[]> | undefined;
 
   private constructor(
     private readonly options: RemoteBackendOptions,
-    journal: Journal | undefined,
+    private readonly journal: Journal | undefined,
   ) {
     this.fhir = new RemoteFhir(options.url, options.fhir);
     this.apiBase = options.apiBase ?? this.fhir.baseUrl;
-    this.journal = journal;
   }
 
   /** Opens the backend; first deletes whatever a previous (crashed) process left in the journal. */

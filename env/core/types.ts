@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Check } from "../graders/index.ts";
-import type { Action, EpisodeStatus, Protocol } from "../protocol/index.ts";
+import { Protocol, type Action, type EpisodeStatus } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 
 // OpenAI chat messages (the trace format of datasets and the reward server).
@@ -23,13 +23,15 @@ export type Message = z.infer<typeof Message>;
 export const WritesMode = z.enum(["execute", "record"]);
 export type WritesMode = z.infer<typeof WritesMode>;
 
-export interface ResetOptions {
-  task?: Task;
-  taskId?: string;
-  protocol?: Protocol; // default "text"
-  maxRounds?: number; // default 8
-  writes?: WritesMode; // default "execute"
-}
+/** reset()'s options (protocol default "text"; maxRounds and writes default to the EnvConfig's). */
+export const ResetOptions = z.object({
+  task: z.custom<Task>().optional(),
+  taskId: z.string().min(1).optional(),
+  protocol: Protocol.default("text"),
+  maxRounds: z.number().int().min(1).max(10_000).optional(),
+  writes: WritesMode.optional(),
+});
+export type ResetOptions = z.input<typeof ResetOptions>;
 
 export interface EpisodeInfo {
   taskId: string;

@@ -1,4 +1,5 @@
 // `ehrgym teacher serve`: an OpenAI-compatible stand-in model server on node:http (two routes need no framework).
+import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
@@ -218,13 +219,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(o.port, o.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await once(server.listen(o.port, o.host), "listening");
   const port = (server.address() as AddressInfo).port;
   const host = o.host.includes(":") ? `[${o.host}]` : o.host;
   return {
