@@ -16,12 +16,3 @@ export async function* readLines(path: string): AsyncGenerator<Line> {
     yield { text, lineNo: line.lineNo };
   }
 }
-
-/** Whether a line holds only whitespace (as String.prototype.trim sees it). */
-export function isBlank(bytes: Buffer): boolean {
-  for (const c of bytes) {
-    if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) continue;
-    return c >= 0x80 && bytes.toString("utf8").trim() === "";
-  }
-  return true;
-}

@@ -6,7 +6,6 @@ import { EpisodeRow } from "../rollout/index.ts";
 import { invalidTurns, type Keep } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
-import { isBlank } from "./lines.ts";
 import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
@@ -106,12 +105,12 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
         bytes++;
       }
       lines = line.lineNo;
-      if (isBlank(line.bytes)) continue;
       const text = lineText(line.bytes);
       if (text === undefined) {
         bad(line.lineNo, NOT_UTF8);
         continue;
       }
+      if (!text.trim()) continue;
       let json: unknown;
       try {
         json = JSON.parse(text);

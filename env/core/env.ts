@@ -93,7 +93,8 @@ export class EnvConfig {
   readonly rubric: Rubric;
   readonly maxRounds: number;
   readonly writes: WritesMode;
-  private readonly lookup: (id: string) => Task | undefined;
+  /** The task `reset({taskId})` names. */
+  readonly task: (id: string) => Task | undefined;
 
   constructor(options: EnvOptions) {
     this.backend = options.backend ?? embedded(options);
@@ -113,25 +114,16 @@ export class EnvConfig {
     this.writes = options.writes ?? "execute";
     const t = options.tasks;
     const byId = new Map(typeof t === "function" ? [] : [...(t ?? [])].map((task) => [task.id, task]));
-    this.lookup = typeof t === "function" ? t : (id) => byId.get(id);
-  }
-
-  task(id: string): Task | undefined {
-    return this.lookup(id);
+    this.task = typeof t === "function" ? t : (id) => byId.get(id);
   }
 }
 
-// The project's own prompt files are read once per process.
+// The project's own prompts are read once per process (and FHIR base).
 const defaultPrompts = new Map<string, TextPrompt>();
-let defaultTemplate: { template: string; functions: Py } | undefined;
 let defaultSystemPrompt: string | undefined;
 function defaultPrompt(apiBase: string): TextPrompt {
   let p = defaultPrompts.get(apiBase);
-  if (!p) {
-    defaultTemplate ??= { template: loadPromptTemplate(), functions: loadFunctions() };
-    p = new TextPrompt(defaultTemplate.template, defaultTemplate.functions, apiBase);
-    defaultPrompts.set(apiBase, p);
-  }
+  if (!p) defaultPrompts.set(apiBase, (p = new TextPrompt(loadPromptTemplate(), loadFunctions(), apiBase)));
   return p;
 }
 
