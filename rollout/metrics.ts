@@ -37,7 +37,6 @@ export interface Rate {
   n: number;
   /** Episodes with reward 1. */
   success: number;
-  /** success / n. */
   rate: number;
   /** Wilson 95% interval of the rate over episodes. */
   ci: Interval;
@@ -49,7 +48,6 @@ export interface Rate {
   passAtK?: PassAtK[];
   /** Episodes per final status (every status present, 0 when none). */
   status: Record<Status, number>;
-  /** Mean rounds used per episode. */
   meanRounds: number;
 }
 

@@ -59,7 +59,6 @@ export interface RowOptions {
   patients?: string;
 }
 
-/** The row of a played episode. */
 export function episodeRow(played: PlayedEpisode, policy: Policy, options: RowOptions = {}): EpisodeRow {
   const { task, info, failure, calls } = played;
   const usage = totalUsage(calls.flatMap((c) => (c.usage ? [c.usage] : [])));

@@ -44,7 +44,6 @@ export class FaultPicker {
     return this.table.length > 0;
   }
 
-  /** The fault for the next request, if any. */
   next(): FaultKind | null {
     if (!this.active) return null;
     let u = this.rng.float();

@@ -202,6 +202,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
     const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable, localFilter });
     const mistake = applied ? null : strikes(state, ops.length, requests, task);
     const rng = new Rng(state.plan.seed);
+    const broken = (call: ToolCall): ToolCall => ({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
     const calls: ToolCall[] = [];
     let content: string | null = null;
     let ended = false;
@@ -237,12 +238,10 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
         content = toolChatter(rng);
         ended = true;
         break;
-      case "malformed_call": {
-        const call = tc(requests[0]!, ids(0));
-        calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
+      case "malformed_call":
+        calls.push(broken(tc(requests[0]!, ids(0))));
         ops += "d";
         break;
-      }
       case "unneeded_post":
         calls.push(tc({ kind: "POST", resourceType: "ServiceRequest", body: unneededOrder(taskMrn(task), taskNow(task)) }, ids(0)));
         ops += "d";
@@ -258,8 +257,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
           if (mistake === "missing_post") ops += "f";
           else if (mistake === "wrong_post_value") add({ ...post, body: wrongBody(post.body, rng, task.suite === "mab-v2") }, "r");
           else {
-            const call = tc(post, ids(calls.length));
-            calls.push({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
+            calls.push(broken(tc(post, ids(calls.length))));
             ops += "a";
           }
         });
