@@ -201,6 +201,16 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     });
     const usedSources = [...new Set(finalEntries.map((e) => e.src))].map((i) => s.sources[i]!);
     const heldOut = heldOutRecord(sources);
+    const options = {
+      keep: o.keep,
+      min_reward: o.minReward ?? null,
+      dedupe: o.dedupe,
+      max_per_task: o.maxPerTask ?? null,
+      splits: o.splits,
+      seed: o.seed,
+      formats: o.formats,
+      shard_rows: o.shardRows,
+    };
     const stats = {
       rows_read: s.valid + s.bad,
       invalid: s.bad,
@@ -227,15 +237,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       showEndpoint: o.showEndpoint ?? false,
       passByModel: [...s.passByModel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       stats,
-      options: {
-        keep: o.keep,
-        ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
-        dedupe: o.dedupe,
-        ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}),
-        seed: o.seed,
-        fractions: o.splits.map((x) => x.fraction),
-        shardRows: o.shardRows,
-      },
+      options,
       heldOut,
       excluded: { rows: s.excluded, patients: s.excludedPatients.size, byKind: s.excludedBy },
       noPatient: finalEntries.filter((e) => !e.patient).length,
@@ -252,18 +254,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       name: o.name,
       license: o.license,
       ehrgym_version: EHRGYM_VERSION,
-      build: {
-        options: {
-          keep: o.keep,
-          min_reward: o.minReward ?? null,
-          dedupe: o.dedupe,
-          max_per_task: o.maxPerTask ?? null,
-          splits: o.splits,
-          seed: o.seed,
-          formats: o.formats,
-          shard_rows: o.shardRows,
-        },
-      },
+      build: { options },
       inputs: s.inputs,
       held_out: heldOut,
       splits: nonEmpty.map((sp) => ({ name: sp.name, rows: sp.entries.length })),
