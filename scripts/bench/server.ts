@@ -266,7 +266,7 @@ export async function paced(child: ChildProcess, url: string, workload: Workload
  */
 export async function run(): Promise<void> {
   const defaults = (process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
-  for (const [label, flags] of [["Node defaults", defaults], [`opt-in ${SERVE_OPT_IN.join(" ")}`, SERVE_OPT_IN]] as const) {
+  for (const [label, flags] of [[defaults.length ? defaults.join(" ") : "Node defaults", defaults], [`opt-in ${SERVE_OPT_IN.join(" ")}`, SERVE_OPT_IN]] as const) {
     const optIn = flags === SERVE_OPT_IN;
     const t0 = performance.now();
     const { child, url, workload, resources } = await startChild(flags);
