@@ -57,7 +57,7 @@ const recordBp: Plan = (ctx) => {
   return ctx.finish([]);
 };
 
-const since24h = (ctx: PlanContext) => instant(taskNow(ctx.task)) - 24 * HOUR;
+export const since24h = (ctx: PlanContext) => instant(taskNow(ctx.task)) - 24 * HOUR;
 
 const latestMagnesium: Plan = (ctx) => {
   return ctx.finish([latestValue(ctx, "MG", since24h(ctx)) ?? -1]);

@@ -3,7 +3,7 @@ import type { FhirResource } from "../../env/fhir/index.ts";
 import { byId, DAY, dateOnly, effective, HOUR, instant, latest, medicationText, patientRef, performedText, value } from "./clinical.ts";
 import { taskMrn, taskNow } from "./facts.ts";
 import type { Plan, PlanContext } from "./plan.ts";
-import { a1cOrder, labs, latestValue, magnesiumOrder, potassiumOrders } from "./plans-v1.ts";
+import { a1cOrder, labs, latestValue, magnesiumOrder, potassiumOrders, since24h } from "./plans-v1.ts";
 
 const MAX = "5000";
 const CPT = "http://www.ama-assn.org/go/cpt";
@@ -286,7 +286,6 @@ const covidBooster: Plan = (ctx) => {
 };
 
 // Relaxed v2 variants of v1 tasks 5, 9, 10.
-const since24h = (ctx: PlanContext) => now(ctx) - 24 * HOUR;
 
 const magnesiumV2: Plan = (ctx) => {
   const v = latestValue(ctx, "MG", since24h(ctx));

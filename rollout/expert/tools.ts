@@ -50,11 +50,10 @@ function searchArgs(resourceType: string, params: [string, string][]): Record<st
     case "Patient":
       return { birthdate: param(params, "birthdate"), family: param(params, "family"), given: param(params, "given"), identifier: param(params, "identifier") };
     case "Observation":
+    case "Condition":
       return { search_params: { code: param(params, "code"), patient }, explanation: EXPLANATION };
     case "Procedure":
       return { search_params: { code: param(params, "code"), date: param(params, "date") ?? ANY_DATE, patient }, explanation: EXPLANATION };
-    case "Condition":
-      return { search_params: { code: param(params, "code"), patient }, explanation: EXPLANATION };
     default:
       return { category: param(params, "category"), date: null, patient };
   }

@@ -80,7 +80,6 @@ export function buildReport(input: ReportInput): ReportContent {
   const protocols = [...new Set(runs.map((r) => r.protocol))];
   if (protocols.length > 1) notes.push(`The runs use different protocols (${runs.map((r) => `${r.name}: ${r.protocol}`).join(", ")}).`);
   const comparisons = runs.slice(1).map((run) => compareRuns(runs[0]!, run));
-  const chartRuns = runs.map((r) => ({ name: r.name, summary: r.summary }));
-  const charts = [...successByTypeCharts(chartRuns, reference), successOverallChart(chartRuns, reference), statusChart(chartRuns)];
+  const charts = [...successByTypeCharts(runs, reference), successOverallChart(runs, reference), statusChart(runs)];
   return { ehrgym_version: EHRGYM_VERSION, runs, commonTasks: common.size, comparisons, ...(reference ? { reference } : {}), charts, notes };
 }
