@@ -46,8 +46,9 @@ export function readManifest(dir: string): Manifest {
   return parsed.data;
 }
 
-export async function sha256File(path: string): Promise<string> {
-  const h = createHash("sha256");
+/** A file's digest in hex, of `head` followed by the file's bytes. */
+export async function fileDigest(path: string, algorithm = "sha256", head = ""): Promise<string> {
+  const h = createHash(algorithm).update(head);
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest("hex");
 }
@@ -59,7 +60,7 @@ export async function fileProblems(dir: string, files: readonly ManifestFile[]):
     const abs = join(dir, f.path);
     if (!existsSync(abs)) problems.push(`${f.path}: listed in manifest.json but missing`);
     else if (statSync(abs).size !== f.bytes) problems.push(`${f.path}: ${statSync(abs).size} bytes, manifest.json says ${f.bytes}`);
-    else if ((await sha256File(abs)) !== f.sha256) problems.push(`${f.path}: sha256 differs from manifest.json`);
+    else if ((await fileDigest(abs)) !== f.sha256) problems.push(`${f.path}: sha256 differs from manifest.json`);
   }
   return problems;
 }

@@ -3,11 +3,11 @@
 // with every file (and the removal of stale shards), then the list is read back and compared again.
 // The local folder is only read.
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, openAsBlob, readFileSync } from "node:fs";
+import { existsSync, openAsBlob, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { commit, createRepo, HubApiError, listFiles, repoExists, type CommitOperation, type ListFileEntry } from "@huggingface/hub";
-import { DatasetError, fileProblems, MANIFEST, readManifest, type ManifestFile } from "./manifest.ts";
+import { DatasetError, fileDigest, fileProblems, MANIFEST, readManifest, type ManifestFile } from "./manifest.ts";
 
 export interface PushOptions {
   dir: string;
@@ -51,13 +51,6 @@ export function findToken(env: NodeJS.ProcessEnv, tokenEnv = "HF_TOKEN"): { toke
   return undefined;
 }
 
-/** The git blob id the Hub reports as `oid` for a file stored in git (not LFS). */
-async function gitBlobSha1(path: string, size: number): Promise<string> {
-  const h = createHash("sha1").update(`blob ${size}\0`);
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest("hex");
-}
-
 type Remote = Map<string, ListFileEntry>;
 
 async function remoteFiles(p: PushOptions, fetchFn: typeof fetch): Promise<Remote> {
@@ -71,7 +64,8 @@ async function remoteFiles(p: PushOptions, fetchFn: typeof fetch): Promise<Remot
 async function sameFile(dir: string, local: ManifestFile, remote: ListFileEntry | undefined): Promise<boolean> {
   if (!remote || remote.size !== local.bytes) return false;
   if (remote.lfs) return remote.lfs.oid === local.sha256;
-  if (remote.oid) return remote.oid === (await gitBlobSha1(join(dir, local.path), local.bytes));
+  // The git blob id the Hub reports as `oid` for a file stored in git (not LFS).
+  if (remote.oid) return remote.oid === (await fileDigest(join(dir, local.path), "sha1", `blob ${local.bytes}\0`));
   return true;
 }
 

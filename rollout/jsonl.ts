@@ -3,7 +3,6 @@
 import { existsSync } from "node:fs";
 import { open, rename } from "node:fs/promises";
 import { z } from "zod";
-import { EpisodeRow } from "./row.ts";
 import { lineText, NOT_UTF8, prepareAppend, readLineBytes, UserError } from "../env/util/index.ts";
 
 const RowKey = z.object({ task_id: z.string(), suite: z.string() }).loose();

@@ -103,15 +103,11 @@ export class Completions {
   }
 
   private next(c: Conversation): ChatCompletion {
-    let lastAssistant = c.messages.length - 1;
-    while (lastAssistant >= 0 && c.messages[lastAssistant]!.role !== "assistant") lastAssistant--;
+    const lastAssistant = c.messages.map((m) => m.role).lastIndexOf("assistant");
     let sample: number | null = null;
     let state;
-    if (lastAssistant < 0) {
-      const started = this.book.start(c.key, c.protocol);
-      sample = started.sample;
-      state = started.state;
-    } else {
+    if (lastAssistant < 0) ({ sample, state } = this.book.start(c.key, c.protocol));
+    else {
       state = this.book.take(combine(c.digests.slice(0, lastAssistant + 1)));
       if (!state) {
         // Nothing waits under this prefix: a re-sent request gets its first answer again.
