@@ -67,13 +67,7 @@ function metaSeeds(inputs: string[]): number[] {
   return [...seeds].sort((a, b) => a - b);
 }
 
-const real = (p: string) => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-};
+const real = (p: string) => (existsSync(p) ? realpathSync(p) : resolve(p));
 
 /** Refuses an --out that is an input or holds one (replacing it would delete the input), or is a file. */
 function checkOut(out: string, o: BuildOptions): void {

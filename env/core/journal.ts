@@ -39,9 +39,8 @@ export function readJournal(path: string): PendingWrites {
       intents.set(entry.episode, (intents.get(entry.episode) ?? 1) - 1);
     } else live.delete(key);
   }
-  let unresolved = 0;
-  for (const n of intents.values()) if (n > 0) unresolved += n;
-  return { created: [...live.values()], unresolvedIntents: unresolved };
+  const unresolvedIntents = [...intents.values()].reduce((sum, n) => sum + Math.max(0, n), 0);
+  return { created: [...live.values()], unresolvedIntents };
 }
 
 export class Journal {

@@ -56,13 +56,7 @@ export interface ModelPolicy extends Policy {
   readonly stats: ModelStats;
 }
 
-const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-};
+const hostOf = (url: string) => (URL.canParse(url) ? new URL(url).host : url);
 
 /** A rough count before the endpoint tells us (for --tpm): ~4 characters a token. */
 function estimateTokens(messages: readonly Message[], maxTokens: number | undefined): number {
