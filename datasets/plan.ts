@@ -1,6 +1,7 @@
 // Between the passes: which rows stay and where they go, from the small entries alone. Every
 // decision depends on the set of rows only (never on input order), so output is deterministic.
 import { createHash } from "node:crypto";
+import { groupBy } from "../env/util/index.ts";
 import type { Entry } from "./scan.ts";
 
 export interface SplitSpec {
@@ -27,16 +28,6 @@ export interface PlanOptions {
 
 const byId = (a: Entry, b: Entry) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
-
-function groupBy<K>(entries: Entry[], key: (e: Entry) => K): Map<K, Entry[]> {
-  const groups = new Map<K, Entry[]>();
-  for (const e of entries) {
-    const g = groups.get(key(e));
-    if (g) g.push(e);
-    else groups.set(key(e), [e]);
-  }
-  return groups;
-}
 
 /** `content` reads a row's converted line (only asked for when two rows share an id). */
 export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Buffer): Plan {

@@ -4,6 +4,7 @@
 // `eval --report` and the report's summary.json.
 import type { Usage } from "../env/core/index.ts";
 import type { Check } from "../env/graders/index.ts";
+import { groupBy } from "../env/util/index.ts";
 import { meanPassAtK, quantiles, wilson, type Interval } from "./stats.ts";
 
 export type TaskKind = "query" | "action";
@@ -116,16 +117,6 @@ function statusCounts(rows: RowLike[]): Record<Status, number> {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
   for (const row of rows) if (row.status in counts) counts[row.status as Status]++;
   return counts;
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const list = groups.get(key(item));
-    if (list) list.push(item);
-    else groups.set(key(item), [item]);
-  }
-  return groups;
 }
 
 function rate(rows: RowLike[]): Rate {

@@ -4,19 +4,16 @@ import type { Message } from "../../env/core/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { textDigest } from "./digest.ts";
 import { LRUCache } from "lru-cache";
+import { groupBy } from "../../env/util/index.ts";
 
 export class TaskIndex {
-  private readonly byInstruction = new Map<string, Task[]>();
+  private readonly byInstruction: Map<string, Task[]>;
   private readonly all: Task[];
   private readonly seen = new LRUCache<string, Task | false>({ max: 20_000 });
 
   constructor(tasks: Iterable<Task>) {
     this.all = [...tasks];
-    for (const t of this.all) {
-      const list = this.byInstruction.get(t.instruction);
-      if (list) list.push(t);
-      else this.byInstruction.set(t.instruction, [t]);
-    }
+    this.byInstruction = groupBy(this.all, (t) => t.instruction);
   }
 
   get size(): number {
