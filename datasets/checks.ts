@@ -81,10 +81,7 @@ export function invalidTurns(row: { messages: readonly CheckedMessage[]; protoco
 export function toolCallProblems(messages: readonly CheckedMessage[]): string[] {
   const open = new Set<string>();
   const problems: string[] = [];
-  let lastAssistant = -1;
-  messages.forEach((m, i) => {
-    if (m.role === "assistant") lastAssistant = i;
-  });
+  const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
   const final = new Set<string>();
   messages.forEach((m, i) => {
     if (m.role === "assistant") for (const c of m.tool_calls ?? []) (i === lastAssistant ? final : open).add(String(c.id));

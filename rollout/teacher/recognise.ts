@@ -45,17 +45,11 @@ export class TaskIndex {
     return this.best(this.all.filter((t) => t.instruction.length > 0 && prompt.includes(t.instruction)), prompt);
   }
 
+  /** The longest task (instruction and context) whose context appears in the prompt; the first of equals. */
   private best(candidates: readonly Task[], prompt: string): Task | undefined {
+    const size = (t: Task) => t.instruction.length + t.context.length;
     let best: Task | undefined;
-    let bestLength = -1;
-    for (const t of candidates) {
-      if (t.context && !prompt.includes(t.context)) continue;
-      const length = t.instruction.length + t.context.length;
-      if (length > bestLength) {
-        best = t;
-        bestLength = length;
-      }
-    }
+    for (const t of candidates) if ((!t.context || prompt.includes(t.context)) && (!best || size(t) > size(best))) best = t;
     return best;
   }
 }

@@ -1,7 +1,7 @@
 // `ehrgym teacher serve`: an OpenAI-compatible stand-in model server on node:http (two routes need no framework).
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
@@ -214,11 +214,6 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
     req.on("error", () => res.destroy());
   });
   server.keepAliveTimeout = 30_000;
-  const sockets = new Set<Socket>();
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
   await once(server.listen(o.port, o.host), "listening");
   const port = (server.address() as AddressInfo).port;
   const host = o.host.includes(":") ? `[${o.host}]` : o.host;
@@ -232,7 +227,7 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
         for (const t of timers) clearTimeout(t);
         timers.clear();
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
       }),
   };
 }
