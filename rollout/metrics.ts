@@ -113,12 +113,6 @@ export interface RowLike {
 
 const round = (x: number, digits = 6) => Number(x.toFixed(digits));
 
-function statusCounts(rows: RowLike[]): Record<Status, number> {
-  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<Status, number>;
-  for (const row of rows) if (row.status in counts) counts[row.status as Status]++;
-  return counts;
-}
-
 function rate(rows: RowLike[]): Rate {
   const success = rows.filter((r) => r.reward === 1).length;
   const tasks = [...groupBy(rows, (r) => `${r.suite}\u0000${r.task_id}`).values()].map((list) => ({ n: list.length, c: list.filter((r) => r.reward === 1).length, mean: list.reduce((s, r) => s + r.reward, 0) / list.length }));
@@ -133,7 +127,7 @@ function rate(rows: RowLike[]): Rate {
     tasks: tasks.length,
     pass1: tasks.length === 0 ? 0 : round(tasks.reduce((s, t) => s + t.mean, 0) / tasks.length),
     ...(most > 1 ? { passAtK: Array.from({ length: fewest }, (_, i) => ({ k: i + 1, value: round(meanPassAtK(tasks, i + 1)) })) } : {}),
-    status: statusCounts(rows),
+    status: Object.fromEntries(STATUSES.map((s) => [s, rows.filter((r) => r.status === s).length])) as Record<Status, number>,
     meanRounds: rows.length === 0 ? 0 : round(rows.reduce((s, r) => s + (r.rounds ?? 0), 0) / rows.length, 3),
   };
 }

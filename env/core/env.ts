@@ -394,11 +394,9 @@ export class MedAgentEnv {
         continue;
       }
       let argsText = call.function.arguments;
-      if (argsText.trim() === "" || !isJson(argsText)) argsText = call.function.arguments = "{}";
-      else {
-        const once = py.jsonLoads(argsText);
-        if (typeof once === "string") argsText = isJson(once) ? once : (call.function.arguments = "{}");
-      }
+      const once = py.tryJsonLoads(argsText);
+      if (argsText.trim() === "" || !once.ok) argsText = call.function.arguments = "{}";
+      else if (typeof once.value === "string") argsText = py.tryJsonLoads(once.value).ok ? once.value : (call.function.arguments = "{}");
       const plan = planToolCall(name, argsText, this.config.toolNames, "medarc");
       const outcome = await this.runCall(ep, plan, raw);
       if ("fail" in outcome) ep.info.invalidActions++;
@@ -530,11 +528,6 @@ function pyJsonReply(text: string): { reply: string } | { fail: string } {
   } catch (e) {
     return { fail: `the reply is not JSON: ${(e as Error).message}` };
   }
-}
-
-/** Whether json.loads takes it. */
-function isJson(text: string): boolean {
-  return py.tryJsonLoads(text).ok;
 }
 
 /** model_dump(exclude_none=True) of what is sent: null fields are left out. */
