@@ -111,8 +111,7 @@ export class RemoteBackend implements Backend {
   }
 
   async gradingReader(task: Task): Promise<FhirReader> {
-    if (this.options.gradingReader) return this.options.gradingReader;
-    return this.fetchBase(task);
+    return this.options.gradingReader ?? this.fetchBase(task);
   }
 
   /** The patients plus the task patient's chart, as a small local store, without this backend's writes. */

@@ -11,12 +11,6 @@ export function instant(value: unknown): number {
   return Date.parse(s);
 }
 
-/** Resources of a searchset Bundle (in the order the server sent them). */
-export function entries(bundle: unknown): FhirResource[] {
-  const list = (bundle as { entry?: { resource?: FhirResource }[] } | null)?.entry ?? [];
-  return list.map((e) => e.resource).filter((r): r is FhirResource => !!r && typeof r === "object");
-}
-
 /** Ascending id order (numeric ids compare as numbers), the order the graders scan in. */
 export function byId(resources: FhirResource[]): FhirResource[] {
   const key = (r: FhirResource) => (/^\d+$/.test(r.id ?? "") ? Number(r.id) : Number.POSITIVE_INFINITY);
