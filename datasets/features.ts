@@ -34,7 +34,7 @@ export function hfFeature(c: Column): unknown {
     case "string":
     case "int64":
     case "float64":
-      return { dtype: c.kind === "string" ? "string" : c.kind, _type: "Value" };
+      return { dtype: c.kind, _type: "Value" };
     case "json":
       return { _type: "Json" };
     case "list":
@@ -46,11 +46,9 @@ export function hfFeatures(): Record<string, unknown> {
   return Object.fromEntries(rowColumns().map(([name, c]) => [name, hfFeature(c)]));
 }
 
-const dtype = (c: Column) => (c.kind === "string" ? "string" : c.kind);
-
 /** Card YAML form (`dataset_info.features`), as `Features._to_yaml_list()` writes it. */
 function cardFeature(name: string, c: Column): Record<string, unknown> {
-  return c.kind === "list" ? { name, list: dtype(c.item) } : { name, dtype: dtype(c) };
+  return c.kind === "list" ? { name, list: c.item.kind } : { name, dtype: c.kind };
 }
 
 export function cardFeatures(): Record<string, unknown>[] {

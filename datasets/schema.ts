@@ -67,15 +67,12 @@ type JsonSchema = { type?: string | string[]; anyOf?: JsonSchema[]; items?: Json
 
 function columnOf(s: JsonSchema, where: string): Column {
   if (s[JSON_VALUE]) return { kind: "json", nullable: false };
-  if (s.anyOf) {
-    const rest = s.anyOf.filter((x) => x.type !== "null");
-    if (rest.length !== 1 || rest.length === s.anyOf.length) throw new Error(`${where}: only T | null unions map to a column`);
+  // A union is written as anyOf (objects, arrays) or as a list of types (primitives).
+  const union = s.anyOf ?? (Array.isArray(s.type) ? s.type.map((type) => ({ ...s, type })) : undefined);
+  if (union) {
+    const rest = union.filter((x) => x.type !== "null");
+    if (rest.length !== 1 || rest.length === union.length) throw new Error(`${where}: only T | null unions map to a column`);
     return { ...columnOf(rest[0]!, where), nullable: true };
-  }
-  if (Array.isArray(s.type)) {
-    const rest = s.type.filter((t) => t !== "null");
-    if (rest.length !== 1 || rest.length === s.type.length) throw new Error(`${where}: only T | null unions map to a column`);
-    return { ...columnOf({ ...s, type: rest[0] }, where), nullable: true };
   }
   switch (s.type) {
     case "string":
