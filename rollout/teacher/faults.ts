@@ -40,12 +40,7 @@ export class FaultPicker {
     this.table = FAULT_KINDS.flatMap((k) => (rates[k] ? [[k, rates[k]] as [FaultKind, number]] : []));
   }
 
-  get active(): boolean {
-    return this.table.length > 0;
-  }
-
   next(): FaultKind | null {
-    if (!this.active) return null;
     let u = this.rng.float();
     for (const [kind, p] of this.table) if ((u -= p) < 0) return kind;
     return null;
