@@ -57,9 +57,7 @@ export class Environment {
     const env = new MedAgentEnv(this.config);
     const protocol = this.options.protocol ?? "text";
     const reset = await env.reset({ task, protocol, maxRounds: this.options.maxRounds, writes: this.options.writes });
-    const state: RolloutState = { env, task, protocol, prompt: reset.observation, info: reset.info, done: false };
-    if (reset.tools) state.tools = reset.tools;
-    return state;
+    return { env, task, protocol, prompt: reset.observation, ...(reset.tools ? { tools: reset.tools } : {}), info: reset.info, done: false };
   }
 
   /** Applies the last assistant message of `messages`; returns the environment's reply messages. */
