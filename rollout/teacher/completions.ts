@@ -1,6 +1,7 @@
 // The stand-in's answer to one chat completion request: recognise the task, find the episode, play
 // its next turn, count tokens, and shape it as OpenAI's chat.completion object.
-import type { Message, Usage } from "../../env/core/index.ts";
+import type OpenAI from "openai";
+import type { Message } from "../../env/core/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { combine, messageDigest, textDigest } from "./digest.ts";
@@ -10,22 +11,10 @@ import { TaskIndex } from "./recognise.ts";
 import { invalidRequest, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
 import { TokenCounter } from "./usage.ts";
 
-export interface ChatCompletion {
-  id: string;
-  object: "chat.completion";
-  created: number;
-  model: string;
-  system_fingerprint: string;
-  choices: {
-    index: number;
-    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: Message["tool_calls"] };
-    logprobs: null;
-    finish_reason: "stop" | "tool_calls";
-  }[];
-  usage: Usage;
-  /** Not part of OpenAI's shape: says what answered and what the turn did (clients ignore unknown fields). */
+/** OpenAI's chat.completion, plus `ehrgym_stand_in`: what answered and what the turn did (clients ignore unknown fields). */
+export type ChatCompletion = OpenAI.Chat.ChatCompletion & {
   ehrgym_stand_in: { task_id: string; suite: string; type: string; sample: number | null; turn: string };
-}
+};
 
 /** A validated request with its messages normalised and digested. */
 export interface Body {
