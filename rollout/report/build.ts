@@ -5,7 +5,7 @@ import type { EpisodeRow } from "../row.ts";
 import { EHRGYM_VERSION } from "../version.ts";
 import { successByTypeCharts, successOverallChart, statusChart, type Chart } from "./charts.ts";
 import { compareRuns, taskKey, type Comparison } from "./compare.ts";
-import { loadRun, ReportInputError } from "./load.ts";
+import { loadRun, ReportInputError, type LoadedRun } from "./load.ts";
 import { loadReference, ReferenceFile } from "./reference.ts";
 
 export interface RunInput {
@@ -21,16 +21,12 @@ export interface ReportInput {
   protocol?: "text" | "tools";
 }
 
-export interface ReportRun {
-  name: string;
-  path: string;
+export interface ReportRun extends LoadedRun {
   protocol: string;
   models: string[];
   /** Rows kept: those of the tasks every run has. */
   rows: EpisodeRow[];
   leftOut: { rows: number; tasks: number };
-  tornLastLine: boolean;
-  otherProtocolRows: number;
   summary: EvalSummary;
 }
 

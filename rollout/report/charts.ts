@@ -20,9 +20,7 @@ export interface Chart {
   spec: TopLevelSpec;
 }
 
-export interface RenderedChart {
-  name: string;
-  title: string;
+export interface RenderedChart extends Omit<Chart, "spec"> {
   svg: string;
   png: Buffer;
   width: number;
