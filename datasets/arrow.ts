@@ -4,7 +4,8 @@
 // 2 GiB one Utf8 column of a batch can hold.
 import { makeData, RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type Schema } from "apache-arrow";
 import { arrowSchema } from "./features.ts";
-import { HashedFile, type FileEntry } from "./files.ts";
+import { HashedFile } from "./files.ts";
+import type { ManifestFile } from "./manifest.ts";
 import { rowColumns, type Column, type TrlRow } from "./schema.ts";
 
 export const BATCH_ROWS = 1000;
@@ -60,7 +61,7 @@ export class ArrowStreamFile {
     this.pending = 0;
   }
 
-  close(): FileEntry {
+  close(): ManifestFile {
     this.flush();
     this.file.write(this.eos);
     return this.file.close();

@@ -11,8 +11,8 @@ import { renderCard, type CardSplit } from "./card.ts";
 import type { Keep } from "./checks.ts";
 import { toOpenAiRecord, toTrlRow } from "./convert.ts";
 import { HeldOut, heldOutRecord, readExcludeFile, sha256 } from "./exclude.ts";
-import { HashedFile, shardName, type FileEntry } from "./files.ts";
-import { DatasetError, MANIFEST, type Manifest } from "./manifest.ts";
+import { HashedFile, shardName } from "./files.ts";
+import { DatasetError, MANIFEST, type Manifest, type ManifestFile } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
 import { scan, type Entry } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
@@ -139,7 +139,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     }
     for (const split of plan.splits) if (!split.entries.length) log(`split ${split.name} is empty (too few patients for its fraction): left out`);
 
-    const files: FileEntry[] = [];
+    const files: ManifestFile[] = [];
     const cardSplits: CardSplit[] = [];
     let openaiSkipped = 0;
     let example: TrlRow | undefined;

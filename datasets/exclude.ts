@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseTaskFile, TaskFileError } from "../env/tasks/index.ts";
 import { UserError, utf8Text } from "../env/util/index.ts";
+import type { Manifest } from "./manifest.ts";
 
 export class ExcludeFileError extends UserError {}
 
@@ -64,11 +65,7 @@ export function readExcludeFile(path: string): ExcludeSource {
 }
 
 /** What a manifest records of the held-out set: file names and hashes, never paths or texts. */
-export interface HeldOutRecord {
-  files: { file: string; sha256: string; patients: number; tasks: number }[];
-  mrn_sha256: string[];
-  task_sha256: string[];
-}
+export type HeldOutRecord = Manifest["held_out"];
 
 export function heldOutRecord(sources: ExcludeSource[]): HeldOutRecord {
   return {

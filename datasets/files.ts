@@ -3,14 +3,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-
-export interface FileEntry {
-  /** Relative to the dataset folder, with forward slashes. */
-  path: string;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
+import type { ManifestFile } from "./manifest.ts";
 
 export class HashedFile {
   private readonly fd: number;
@@ -31,7 +24,8 @@ export class HashedFile {
     this.rows += rows;
   }
 
-  close(): FileEntry {
+  /** `path` is relative to the dataset folder, with forward slashes. */
+  close(): ManifestFile {
     closeSync(this.fd);
     return { path: this.path, rows: this.rows, bytes: this.bytes, sha256: this.hash.digest("hex") };
   }

@@ -6,6 +6,7 @@ import { EpisodeRow } from "../rollout/index.ts";
 import { invalidTurns, type Keep } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
+import type { Manifest } from "./manifest.ts";
 import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
@@ -38,13 +39,6 @@ export interface SourceInfo {
   ehrgym_version: string | null;
 }
 
-export interface InputFile {
-  file: string;
-  bytes: number;
-  sha256: string;
-  lines: number;
-}
-
 export interface RowFilter {
   keep: Keep;
   minReward?: number;
@@ -56,7 +50,7 @@ export interface RowFilter {
 export interface ScanResult {
   entries: Entry[];
   sources: SourceInfo[];
-  inputs: InputFile[];
+  inputs: Manifest["inputs"];
   /** Schema-valid rows seen, and those with reward 1 (the teacher's pass rate), per model. */
   valid: number;
   passByModel: Map<string, { n: number; correct: number }>;
