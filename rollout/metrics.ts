@@ -62,13 +62,10 @@ export interface Failure {
   error?: string;
 }
 
-export interface UsageSummary {
+export interface UsageSummary extends Usage {
   /** Episodes that carried usage. */
   episodes: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  perEpisode: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  perEpisode: Usage;
 }
 
 export interface LatencySummary {

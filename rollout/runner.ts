@@ -74,13 +74,7 @@ export interface RunResult {
 /** Refused before any work (mixing rows of another model or protocol into `out`). */
 export class RunRefused extends StateError {}
 
-interface Existing {
-  keys: Set<string>;
-  heads: RowHead[];
-  rows: number;
-  correct: number;
-  retried: number;
-}
+type Existing = RunResult["existing"] & { keys: Set<string>; heads: RowHead[] };
 
 const describePolicy = (p: { kind?: unknown; model?: unknown } | string | undefined) =>
   typeof p === "string" ? p : `${String(p?.kind ?? "?")}:${String(p?.model ?? "?")}`;

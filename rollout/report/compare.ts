@@ -3,7 +3,7 @@
 // run's first sample, so that every pair is independent of the others.
 import type { EpisodeRow } from "../row.ts";
 import { compareTypes } from "../metrics.ts";
-import { mcnemarExact } from "../stats.ts";
+import { mcnemarExact, type McNemar } from "../stats.ts";
 
 export interface TaskRef {
   suite: string;
@@ -11,15 +11,11 @@ export interface TaskRef {
   type: string;
 }
 
-export interface McNemarRow {
+/** b: passed in the base run only (broken); c: in the other run only (fixed). */
+export interface McNemarRow extends McNemar {
   /** "overall", or "suite/type". */
   group: string;
   pairs: number;
-  /** Passed in the base run only (broken). */
-  b: number;
-  /** Passed in the other run only (fixed). */
-  c: number;
-  p: number;
 }
 
 export interface Comparison {
