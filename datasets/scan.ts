@@ -44,7 +44,6 @@ export interface RowFilter {
   minReward?: number;
   dedupe: boolean;
   heldOut: HeldOut;
-  maxBadExamples?: number;
 }
 
 export interface ScanResult {
@@ -55,6 +54,7 @@ export interface ScanResult {
   valid: number;
   passByModel: Map<string, { n: number; correct: number }>;
   bad: number;
+  /** The first 5 bad rows, "file:line: why". */
   badExamples: string[];
   /** Dropped by --keep / --min-reward. */
   filtered: number;
@@ -82,14 +82,13 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
     excludedPatients: new Set(),
   };
   const sourceIndex = new Map<string, number>();
-  const max = filter.maxBadExamples ?? 5;
   for (const [file, path] of paths.entries()) {
     const hash = createHash("sha256");
     let bytes = 0;
     let lines = 0;
     const bad = (lineNo: number, why: string) => {
       r.bad++;
-      if (r.badExamples.length < max) r.badExamples.push(`${path}:${lineNo}: ${why}`);
+      if (r.badExamples.length < 5) r.badExamples.push(`${path}:${lineNo}: ${why}`);
     };
     for await (const line of readLineBytes(path)) {
       hash.update(line.bytes);
