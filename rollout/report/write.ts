@@ -2,7 +2,7 @@
 // swap it in, so that --out is always either the old report or the new one, never half of one.
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { buildReport, type ReportContent, type ReportInput } from "./build.ts";
+import { buildReport, type ReportContent, type ReportInput, type ReportRun } from "./build.ts";
 import { renderChart } from "./charts.ts";
 import { renderPage } from "./html.ts";
 import { ReportInputError } from "./load.ts";
@@ -25,14 +25,7 @@ export interface ReportSummary {
   ehrgym_version: string;
   common_tasks: number;
   notes: string[];
-  runs: {
-    name: string;
-    path: string;
-    protocol: string;
-    models: string[];
-    left_out: { rows: number; tasks: number };
-    summary: ReportContent["runs"][number]["summary"];
-  }[];
+  runs: (Pick<ReportRun, "name" | "path" | "protocol" | "models" | "summary"> & { left_out: ReportRun["leftOut"] })[];
   comparisons: ReportContent["comparisons"];
   reference?: ReportContent["reference"];
   charts: { name: string; title: string; png: string; width: number; height: number }[];
