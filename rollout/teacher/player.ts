@@ -8,7 +8,7 @@
 import { Rng } from "../../env/util/index.ts";
 import type { Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
-import { DEFAULT_API_BASE, type Message, type ToolCall } from "../../env/core/index.ts";
+import { DEFAULT_API_BASE, type Message, type PolicyInput, type ToolCall } from "../../env/core/index.ts";
 import { ExpertError, nextRequests, parseReply, planFor, replyMessages, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
 import { apiBaseFromPrompt, renderText } from "../expert/text.ts";
 import { countToolCalls, localFilter, patientSearchName, searchableWith, toolCall } from "../expert/tools.ts";
@@ -24,11 +24,8 @@ export interface EpisodeState {
   applied: boolean;
 }
 
-export interface TurnInput {
-  task: Task;
-  protocol: Protocol;
+export interface TurnInput extends Pick<PolicyInput, "task" | "protocol" | "tools"> {
   messages: readonly Message[];
-  tools?: unknown[];
   /** The episode's round limit as the expert assumes it (optional extra orders fit in it). */
   maxRounds: number;
 }
