@@ -29,7 +29,7 @@ export interface CardInput {
   passByModel: [string, { n: number; correct: number }][];
   stats: Record<string, number>;
   /** The build's options as manifest.json records them. */
-  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { fraction: number }[]; shard_rows: number };
+  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number };
   heldOut: HeldOutRecord;
   excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
@@ -141,7 +141,7 @@ export function renderCard(c: CardInput): string {
         ["task suites", list(suites)],
         ["task generator seed", c.seeds.length ? c.seeds.join(", ") : "not recorded in the rows (see the rollout's .meta.json)"],
         ["grader version", `the graders of the ehrgym version that wrote each row (${list(versions)})`],
-        ["build", `keep ${o.keep}${o.min_reward !== null ? `, min reward ${o.min_reward}` : ""}${o.dedupe ? ", dedupe" : ""}${o.max_per_task !== null ? `, at most ${o.max_per_task} per task` : ""}; splits ${splitNames.map((n, i) => `${n} ${o.splits[i]?.fraction}`).join(" / ")} by patient, seed ${o.seed}; shards of ${num(o.shard_rows)} rows`],
+        ["build", `keep ${o.keep}${o.min_reward !== null ? `, min reward ${o.min_reward}` : ""}${o.dedupe ? ", dedupe" : ""}${o.max_per_task !== null ? `, at most ${o.max_per_task} per task` : ""}; splits ${splitNames.map((n) => `${n} ${o.splits.find((sp) => sp.name === n)?.fraction}`).join(" / ")} by patient, seed ${o.seed}; shards of ${num(o.shard_rows)} rows`],
       ],
     ),
     `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.stats.unclean ?? 0)} correct but with an invalid action (left out by --keep clean), ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap; **${num(total)} kept**${c.stats.openai_untrainable ? ` (${num(c.stats.openai_untrainable)} of them have no turn to train on and are not in the openai format)` : ""}. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,

@@ -357,6 +357,18 @@ describe("dataset build: bad input", () => {
     expect(allRows(out).length).toBe(rows.slice(0, 4).filter((x) => x.reward === 1).length);
   });
 
+  it("a split left empty is left out of the card, and the others keep their own fractions", async () => {
+    const file = join(dir, "fractions.jsonl");
+    writeFileSync(file, toJsonl(rows));
+    const logs: string[] = [];
+    const splits = [{ name: "train", fraction: 0.9 }, { name: "validation", fraction: 0.001 }, { name: "test", fraction: 0.099 }];
+    const opts = { inputs: [file], keep: "all" as const, dedupe: false, splits, seed: 3, excludeMrnsFrom: [], formats: ["trl"] as Format[], name: "fractions", license: "mit", shardRows: 1000, force: true };
+    const r = await buildDataset({ ...opts, out: join(dir, "fractions-one"), log: (l) => logs.push(l) });
+    expect(logs).toContain("split validation is empty (too few patients for its fraction): left out");
+    expect(r.manifest.splits.map((sp) => sp.name)).toEqual(["train", "test"]);
+    expect(readFileSync(join(dir, "fractions-one", "README.md"), "utf8")).toContain("splits train 0.9 / test 0.099 by patient");
+  });
+
   it("names bad lines by file:line: not JSON, torn, and bytes that are not UTF-8", async () => {
     const file = join(dir, "ranged.jsonl");
     const good = toJsonl(rows);
