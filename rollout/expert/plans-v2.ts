@@ -22,8 +22,9 @@ function activeMedications(ctx: PlanContext): FhirResource[] {
   return byId(ctx.search("MedicationRequest", [["patient", mrn(ctx)], ["status", "active"], ["_count", MAX]]));
 }
 
-function order(ctx: PlanContext, resourceType: "ServiceRequest" | "MedicationRequest", fields: Record<string, unknown>): FhirResource {
-  return {
+/** Posts a new active order for the task's patient, authored at the task's time. */
+function postOrder(ctx: PlanContext, resourceType: "ServiceRequest" | "MedicationRequest", fields: Record<string, unknown>): void {
+  ctx.post(resourceType, {
     resourceType,
     status: "active",
     intent: "order",
@@ -31,7 +32,7 @@ function order(ctx: PlanContext, resourceType: "ServiceRequest" | "MedicationReq
     ...fields,
     authoredOn: taskNow(ctx.task),
     subject: patientRef(mrn(ctx)),
-  };
+  });
 }
 
 /** A copy of an existing medication order with a stopping status (the harness records POSTs only). */
@@ -53,14 +54,11 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "+00:00"
 const ctFollowUp: Plan = (ctx) => {
   const last = latest(procedures(ctx, ["IMGCT0491", "IMGIL0001"]), performed);
   if (!last || performed(last) < now(ctx) - 365 * DAY) {
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: CPT, code: "74177", display: "CT abdomen and pelvis with IV contrast" }], text: "CT Abdomen with IV contrast" },
-        reasonCode: [{ text: "Renal mass follow-up" }],
-        note: { text: "Renal mass follow-up" },
-      }),
-    );
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: CPT, code: "74177", display: "CT abdomen and pelvis with IV contrast" }], text: "CT Abdomen with IV contrast" },
+      reasonCode: [{ text: "Renal mass follow-up" }],
+      note: { text: "Renal mass follow-up" },
+    });
   }
   return ctx.finish(last ? [performedText(last)] : [-1]);
 };
@@ -73,20 +71,17 @@ const dvtProphylaxis: Plan = (ctx) => {
   const heparin5k = anticoagulants.filter((m) => isHeparin5k(medicationText(m)));
   const needCreate = heparin5k.length === 0;
   if (needCreate) {
-    ctx.post(
-      "MedicationRequest",
-      order(ctx, "MedicationRequest", {
-        medicationCodeableConcept: { text: "heparin 5000 units SC q8h prophylaxis" },
-        dosageInstruction: [
-          {
-            text: "heparin 5000 units subcutaneous every 8 hours",
-            timing: { repeat: { frequency: 1, period: 8, periodUnit: "h" } },
-            route: { text: "subcutaneous" },
-            doseAndRate: [{ doseQuantity: { value: 5000, unit: "U" } }],
-          },
-        ],
-      }),
-    );
+    postOrder(ctx, "MedicationRequest", {
+      medicationCodeableConcept: { text: "heparin 5000 units SC q8h prophylaxis" },
+      dosageInstruction: [
+        {
+          text: "heparin 5000 units subcutaneous every 8 hours",
+          timing: { repeat: { frequency: 1, period: 8, periodUnit: "h" } },
+          route: { text: "subcutaneous" },
+          doseAndRate: [{ doseQuantity: { value: 5000, unit: "U" } }],
+        },
+      ],
+    });
   }
   // Keep the newest heparin 5,000 order (or the one just created); discontinue every other anticoagulant.
   const keep = latest(heparin5k, (m) => instant(m.authoredOn));
@@ -122,12 +117,9 @@ const catheter: Plan = (ctx) => {
     // Without a way to list orders (tool protocol), the clinician cannot see an existing removal order.
     const removal = !ctx.canSearch("ServiceRequest") ? [] : ctx.search("ServiceRequest", [["patient", mrn(ctx)], ["code", "NUR1373"], ["status", "active"], ["_count", MAX]]);
     if (removal.length === 0) {
-      ctx.post(
-        "ServiceRequest",
-        order(ctx, "ServiceRequest", {
-          code: { coding: [{ system: "urn:ehrgym:procedure", code: "NUR1373", display: "Remove urinary catheter" }], text: "Remove urinary catheter" },
-        }),
-      );
+      postOrder(ctx, "ServiceRequest", {
+        code: { coding: [{ system: "urn:ehrgym:procedure", code: "NUR1373", display: "Remove urinary catheter" }], text: "Remove urinary catheter" },
+      });
     }
   }
   return ctx.finish(last ? [performedText(last)] : [-1]);
@@ -138,34 +130,28 @@ const renalMass: Plan = (ctx) => {
   if (conditions.length === 0) return ctx.finish([]);
   const last = latest(procedures(ctx, ["IMGCT0491", "IMGIL0001", "74177"]), performed);
   if (!last || now(ctx) - performed(last) > 90 * DAY) {
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: CPT, code: "74177", display: "CT abdomen and pelvis with IV contrast" }], text: "CT Abdomen/Pelvis with IV contrast" },
-        reasonCode: [{ text: "Oncologic follow-up of malignant neoplasm of left kidney" }],
-      }),
-    );
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: CPT, code: "CON417", display: "Referral to Interventional Radiology" }], text: "Interventional Radiology referral" },
-        note: { text: "Evaluate renal mass for biopsy or ablation." },
-      }),
-    );
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: CPT, code: "74177", display: "CT abdomen and pelvis with IV contrast" }], text: "CT Abdomen/Pelvis with IV contrast" },
+      reasonCode: [{ text: "Oncologic follow-up of malignant neoplasm of left kidney" }],
+    });
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: CPT, code: "CON417", display: "Referral to Interventional Radiology" }], text: "Interventional Radiology referral" },
+      note: { text: "Evaluate renal mass for biopsy or ablation." },
+    });
   }
   return ctx.finish(last ? [performedText(last)] : [-1]);
 };
 
-function thyroidLabOrders(ctx: PlanContext, when: string): FhirResource[] {
-  return [
+/** Repeat TSH and free T4 at `when`. */
+function orderThyroidLabs(ctx: PlanContext, when: string): void {
+  for (const [code, text, display] of [
     ["3016-3", "TSH", "Thyrotropin [Units/volume] in Serum or Plasma"],
     ["3024-7", "FT4", "Thyroxine (T4) free [Mass/volume] in Serum or Plasma"],
-  ].map(([code, text, display]) =>
-    order(ctx, "ServiceRequest", {
+  ])
+    postOrder(ctx, "ServiceRequest", {
       code: { coding: [{ system: LOINC, code, display }], text: `${text} (repeat)` },
       occurrenceDateTime: when,
-    }),
-  );
+    });
 }
 
 const thyroid: Plan = (ctx) => {
@@ -178,23 +164,20 @@ const thyroid: Plan = (ctx) => {
   const tshValue = lastTsh ? value(lastTsh) : undefined;
   const ft4Value = lastFt4 ? value(lastFt4) : undefined;
   if (branchA) {
-    ctx.post(
-      "MedicationRequest",
-      order(ctx, "MedicationRequest", {
-        medicationCodeableConcept: { text: "levothyroxine 25 mcg tablet" },
-        dosageInstruction: [
-          {
-            text: "levothyroxine 25 mcg PO daily",
-            timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } },
-            route: { text: "oral" },
-            doseAndRate: [{ doseQuantity: { value: 25, unit: "mcg" } }],
-          },
-        ],
-      }),
-    );
-    for (const lab of thyroidLabOrders(ctx, iso(now(ctx) + 42 * DAY))) ctx.post("ServiceRequest", lab);
+    postOrder(ctx, "MedicationRequest", {
+      medicationCodeableConcept: { text: "levothyroxine 25 mcg tablet" },
+      dosageInstruction: [
+        {
+          text: "levothyroxine 25 mcg PO daily",
+          timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } },
+          route: { text: "oral" },
+          doseAndRate: [{ doseQuantity: { value: 25, unit: "mcg" } }],
+        },
+      ],
+    });
+    orderThyroidLabs(ctx, iso(now(ctx) + 42 * DAY));
   } else if (tshValue !== undefined && ft4Value !== undefined && tshValue >= 4.5 && tshValue <= 10 && ft4Value >= 0.8 && ft4Value <= 1.8) {
-    for (const lab of thyroidLabOrders(ctx, iso(now(ctx) + 90 * DAY))) ctx.post("ServiceRequest", lab);
+    orderThyroidLabs(ctx, iso(now(ctx) + 90 * DAY));
   }
   return ctx.finish([tshValue ?? -1, ft4Value ?? -1]);
 };
@@ -210,13 +193,10 @@ const qtc: Plan = (ctx) => {
   const v = value(pick);
   if (v !== undefined && v > 500) {
     const qtDrugs = activeMedications(ctx).filter((m) => QT_DRUGS.some((d) => medicationText(m).includes(d)));
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: "http://snomed.info/sct", code: "445118002", display: "12-lead ECG" }], text: "12-lead ECG" },
-        occurrenceDateTime: iso(now(ctx) + 24 * HOUR),
-      }),
-    );
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: "http://snomed.info/sct", code: "445118002", display: "12-lead ECG" }], text: "12-lead ECG" },
+      occurrenceDateTime: iso(now(ctx) + 24 * HOUR),
+    });
     for (const drug of qtDrugs.slice(0, Math.max(1, ctx.budget))) ctx.post("MedicationRequest", discontinue(ctx, drug));
   }
   return ctx.finish([v ?? -1]);
@@ -229,20 +209,17 @@ const naloxone: Plan = (ctx) => {
   const opioid = texts.some((t) => OPIOIDS.some((o) => t.includes(o)));
   const covered = texts.some((t) => t.includes("naloxone") || t.includes("narcan"));
   if (opioid && !covered) {
-    ctx.post(
-      "MedicationRequest",
-      order(ctx, "MedicationRequest", {
-        medicationCodeableConcept: { text: "naloxone 4 mg/actuation nasal spray" },
-        dosageInstruction: [
-          {
-            text: "naloxone nasal spray 4 mg as needed for opioid overdose",
-            asNeededBoolean: true,
-            route: { text: "nasal" },
-            doseAndRate: [{ doseQuantity: { value: 4, unit: "mg" } }],
-          },
-        ],
-      }),
-    );
+    postOrder(ctx, "MedicationRequest", {
+      medicationCodeableConcept: { text: "naloxone 4 mg/actuation nasal spray" },
+      dosageInstruction: [
+        {
+          text: "naloxone nasal spray 4 mg as needed for opioid overdose",
+          asNeededBoolean: true,
+          route: { text: "nasal" },
+          doseAndRate: [{ doseQuantity: { value: 4, unit: "mg" } }],
+        },
+      ],
+    });
   }
   return ctx.finish([]);
 };
@@ -250,13 +227,10 @@ const naloxone: Plan = (ctx) => {
 const fluVaccine: Plan = (ctx) => {
   const last = latest(procedures(ctx, ["90686"]), performed);
   if (!last || now(ctx) - performed(last) > 365 * DAY) {
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: CPT, code: "90686", display: "Influenza vaccine, quadrivalent, preservative free, IM" }], text: "influenza vaccine" },
-        occurrenceDateTime: taskNow(ctx.task),
-      }),
-    );
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: CPT, code: "90686", display: "Influenza vaccine, quadrivalent, preservative free, IM" }], text: "influenza vaccine" },
+      occurrenceDateTime: taskNow(ctx.task),
+    });
   }
   return ctx.finish(last ? [performedText(last)] : [-1]);
 };
@@ -274,13 +248,10 @@ const covidBooster: Plan = (ctx) => {
   const last = latest(dates, dateOnly);
   const days = last ? (dateOnly(taskNow(ctx.task)) - dateOnly(last)) / DAY : Number.POSITIVE_INFINITY;
   if (days > 365) {
-    ctx.post(
-      "ServiceRequest",
-      order(ctx, "ServiceRequest", {
-        code: { coding: [{ system: CPT, code: "91320", display: "COVID-19 vaccine booster, single dose" }], text: "COVID-19 vaccine booster" },
-        occurrenceDateTime: taskNow(ctx.task),
-      }),
-    );
+    postOrder(ctx, "ServiceRequest", {
+      code: { coding: [{ system: CPT, code: "91320", display: "COVID-19 vaccine booster, single dose" }], text: "COVID-19 vaccine booster" },
+      occurrenceDateTime: taskNow(ctx.task),
+    });
   }
   return ctx.finish(last ? [last] : [-1]);
 };
