@@ -39,14 +39,8 @@ export interface CardInput {
   example?: TrlRow;
 }
 
-export function sizeCategory(n: number): string {
-  if (n < 1_000) return "n<1K";
-  if (n < 10_000) return "1K<n<10K";
-  if (n < 100_000) return "10K<n<100K";
-  if (n < 1_000_000) return "100K<n<1M";
-  if (n < 10_000_000) return "1M<n<10M";
-  return "10M<n<100M";
-}
+const SIZE_CATEGORIES: [below: number, name: string][] = [[1e3, "n<1K"], [1e4, "1K<n<10K"], [1e5, "10K<n<100K"], [1e6, "100K<n<1M"], [1e7, "1M<n<10M"]];
+export const sizeCategory = (n: number) => SIZE_CATEGORIES.find(([below]) => n < below)?.[1] ?? "10M<n<100M";
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : "n/a");
 const num = (n: number) => n.toLocaleString("en-US");

@@ -33,10 +33,7 @@ export interface PushResult {
 
 /** A push that failed: one line with the cause and the fix. */
 export class PushError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "PushError";
-  }
+  override name = "PushError";
 }
 
 /** The token: the variable named by --token-env, else the file `huggingface-cli login` writes. */

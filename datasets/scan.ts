@@ -29,15 +29,16 @@ export interface Entry {
   patientSource: string;
 }
 
-/** Where rows came from, as the rows state it (for the card). */
-export interface SourceInfo {
-  kind: string;
-  model: string;
-  base_url_host: string | null;
-  sampling: Record<string, unknown> | null;
-  protocol: string;
-  ehrgym_version: string | null;
-}
+/** Where a row came from, as the row states it (for the card). */
+const sourceOf = (row: EpisodeRow) => ({
+  kind: row.policy.kind,
+  model: row.policy.model,
+  base_url_host: row.policy.base_url_host ?? null,
+  sampling: row.policy.sampling ?? null,
+  protocol: row.protocol,
+  ehrgym_version: row.ehrgym_version ?? null,
+});
+export type SourceInfo = ReturnType<typeof sourceOf>;
 
 export interface RowFilter {
   keep: Keep;
@@ -143,14 +144,7 @@ export async function scan(paths: readonly string[], filter: RowFilter): Promise
         if (held.startsWith("held-out patient ")) r.excludedPatients.add(held.slice("held-out patient ".length));
         continue;
       }
-      const source: SourceInfo = {
-        kind: row.policy.kind,
-        model: row.policy.model,
-        base_url_host: row.policy.base_url_host ?? null,
-        sampling: row.policy.sampling ?? null,
-        protocol: row.protocol,
-        ehrgym_version: row.ehrgym_version ?? null,
-      };
+      const source = sourceOf(row);
       const key = canonicalJson(source);
       let src = sourceIndex.get(key);
       if (src === undefined) {

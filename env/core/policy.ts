@@ -89,10 +89,8 @@ export class ModelError extends Error {
 
 /** The run was interrupted (Ctrl-C, target reached): the episode is dropped, not recorded. */
 export class RunAborted extends Error {
-  constructor() {
-    super("aborted");
-    this.name = "RunAborted";
-  }
+  override name = "RunAborted";
+  override message = "aborted";
 }
 
 /** An endpoint's error saying the conversation no longer fits the model's context. */

@@ -3,10 +3,7 @@ import OpenAI from "openai";
 
 /** A 2xx reply whose body is not a chat completion: retried like a dropped connection. */
 export class BrokenReply extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "BrokenReply";
-  }
+  override name = "BrokenReply";
 }
 
 const oneLine = (text: string, max = 160) => {

@@ -8,10 +8,7 @@ import { compareRuns, taskKey, type Comparison } from "./compare.ts";
 import { loadRun, ReportInputError, type LoadedRun } from "./load.ts";
 import { loadReference, ReferenceFile } from "./reference.ts";
 
-export interface RunInput {
-  name: string;
-  path: string;
-}
+export type RunInput = Pick<LoadedRun, "name" | "path">;
 
 export interface ReportInput {
   runs: RunInput[];

@@ -30,17 +30,8 @@ export interface RenderedChart extends Omit<Chart, "spec"> {
 const NOT_MEASURED = "published, not measured here";
 const config = { font: CHART_FONT, legend: { labelLimit: 320, titleLimit: 320 }, axis: { labelFontSize: 11, titleFontSize: 12 } };
 
-interface BarDatum {
-  run: string;
-  group: string;
-  rate: number;
-  low: number;
-  high: number;
-  n: number;
-  success: number;
-}
-
-const datum = (run: string, group: string, r: Rate): BarDatum => ({ run, group, rate: r.rate, low: r.ci.low, high: r.ci.high, n: r.n, success: r.success });
+const datum = (run: string, group: string, r: Rate) => ({ run, group, rate: r.rate, low: r.ci.low, high: r.ci.high, n: r.n, success: r.success });
+type BarDatum = ReturnType<typeof datum>;
 
 /** Bars of success rate per group, one per run, with Wilson intervals and reference ticks. */
 function groupedBars(title: string, groups: string[], runs: string[], bars: BarDatum[], refs: { group: string; model: string; value: number }[]): TopLevelSpec {

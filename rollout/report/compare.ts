@@ -5,11 +5,7 @@ import type { EpisodeRow } from "../row.ts";
 import { compareTypes } from "../metrics.ts";
 import { mcnemarExact, type McNemar } from "../stats.ts";
 
-export interface TaskRef {
-  suite: string;
-  task_id: string;
-  type: string;
-}
+export type TaskRef = Pick<EpisodeRow, "suite" | "task_id" | "type">;
 
 /** b: passed in the base run only (broken); c: in the other run only (fixed). */
 export interface McNemarRow extends McNemar {
