@@ -14,22 +14,13 @@ export class ExcludeFileError extends UserError {}
 
 const MRN = /^[A-Za-z0-9\-.]{1,64}$/;
 
-export interface ExcludeSource {
-  path: string;
-  sha256: string;
-  mrns: string[];
-  /** `suite/task_id` of each task (none for MRN lists). */
-  tasks: string[];
-  /** Each task's instruction, whitespace collapsed. */
-  instructions: string[];
-}
-
 export const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
 const normalize = (text: string) => text.replace(/\s+/g, " ").trim();
 const uniq = (xs: string[]) => [...new Set(xs)].sort();
 export const taskKey = (suite: string, taskId: string) => `${suite}/${taskId}`;
 
-export function readExcludeFile(path: string): ExcludeSource {
+/** The file's MRNs, `suite/task_id` of each task (none for MRN lists) and each task's instruction, whitespace collapsed. */
+export function readExcludeFile(path: string) {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -63,6 +54,8 @@ export function readExcludeFile(path: string): ExcludeSource {
   if (!mrns.length && !tasks.length) throw new ExcludeFileError(`${path}: names no patient or task (expected a task file or an MRN list)`);
   return { path, sha256: sha256(bytes), mrns: uniq(mrns), tasks: uniq(tasks), instructions: uniq(instructions) };
 }
+
+export type ExcludeSource = ReturnType<typeof readExcludeFile>;
 
 /** What a manifest records of the held-out set: file names and hashes, never paths or texts. */
 export type HeldOutRecord = Manifest["held_out"];

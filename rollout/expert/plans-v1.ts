@@ -14,7 +14,7 @@ export function labs(ctx: PlanContext, code: string, filters: [string, string][]
 }
 
 /** Latest value of `code` at or after `since` (ms; -Infinity for no window). */
-export function latestValue(ctx: PlanContext, code: string, since = Number.NEGATIVE_INFINITY): number | undefined {
+function latestValue(ctx: PlanContext, code: string, since = Number.NEGATIVE_INFINITY): number | undefined {
   const inWindow = labs(ctx, code).filter((o) => effective(o) >= since);
   const pick = latest(inWindow, effective);
   return pick ? value(pick) : undefined;
@@ -57,13 +57,13 @@ const recordBp: Plan = (ctx) => {
   return ctx.finish([]);
 };
 
-export const since24h = (ctx: PlanContext) => instant(taskNow(ctx.task)) - 24 * HOUR;
+const since24h = (ctx: PlanContext) => instant(taskNow(ctx.task)) - 24 * HOUR;
 
 const latestMagnesium: Plan = (ctx) => {
   return ctx.finish([latestValue(ctx, "MG", since24h(ctx)) ?? -1]);
 };
 
-export function magnesiumOrder(ctx: PlanContext, v: number): FhirResource {
+function magnesiumOrder(ctx: PlanContext, v: number): FhirResource {
   const dose = v < 1 ? 4 : v < 1.5 ? 2 : 1;
   return {
     resourceType: "MedicationRequest",
@@ -84,12 +84,15 @@ export function magnesiumOrder(ctx: PlanContext, v: number): FhirResource {
   };
 }
 
-const magnesiumReplacement: Plan = (ctx) => {
-  const v = latestValue(ctx, "MG", since24h(ctx));
-  if (v === undefined) return ctx.finish([-1]);
-  if (v <= 1.9) ctx.post("MedicationRequest", magnesiumOrder(ctx, v));
-  return ctx.finish([v]);
-};
+/** Magnesium replacement where the last 24 h's latest value is `low` (v1: at most 1.9; the relaxed v2: below 2). */
+export const magnesiumReplacement =
+  (low: (v: number) => boolean): Plan =>
+  (ctx) => {
+    const v = latestValue(ctx, "MG", since24h(ctx));
+    if (v === undefined) return ctx.finish([-1]);
+    if (low(v)) ctx.post("MedicationRequest", magnesiumOrder(ctx, v));
+    return ctx.finish([v]);
+  };
 
 const averageGlucose: Plan = (ctx) => {
   const since = since24h(ctx);
@@ -125,7 +128,7 @@ export function nextMorning(now: string): string {
   return `${day}T08:00:00${offset}`;
 }
 
-export function potassiumOrders(ctx: PlanContext, v: number): FhirResource[] {
+function potassiumOrders(ctx: PlanContext, v: number): FhirResource[] {
   const mrn = taskMrn(ctx.task);
   const now = taskNow(ctx.task);
   const dose = Math.round(((3.5 - v) / 0.1) * 10 * 100) / 100;
@@ -155,7 +158,7 @@ export function potassiumOrders(ctx: PlanContext, v: number): FhirResource[] {
   ];
 }
 
-const potassiumReplacement: Plan = (ctx) => {
+export const potassiumReplacement: Plan = (ctx) => {
   const v = latestValue(ctx, "K");
   if (v === undefined) return ctx.finish([-1]);
   if (v < 3.5) for (const order of potassiumOrders(ctx, v)) ctx.post(order.resourceType, order);
@@ -185,7 +188,7 @@ export const V1_PLANS: Record<string, Plan> = {
   task2: age,
   task3: recordBp,
   task4: latestMagnesium,
-  task5: magnesiumReplacement,
+  task5: magnesiumReplacement((v) => v <= 1.9),
   task6: averageGlucose,
   task7: latestGlucose,
   task8: orthopedicReferral,

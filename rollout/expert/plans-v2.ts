@@ -3,7 +3,7 @@ import type { FhirResource } from "../../env/fhir/index.ts";
 import { byId, DAY, dateOnly, effective, HOUR, instant, latest, medicationText, patientRef, performedText, value } from "./clinical.ts";
 import { taskMrn, taskNow } from "./facts.ts";
 import type { Plan, PlanContext } from "./plan.ts";
-import { a1cOrder, labs, latestValue, magnesiumOrder, potassiumOrders, since24h } from "./plans-v1.ts";
+import { a1cOrder, labs, magnesiumReplacement, potassiumReplacement } from "./plans-v1.ts";
 
 const MAX = "5000";
 const CPT = "http://www.ama-assn.org/go/cpt";
@@ -32,6 +32,15 @@ function postOrder(ctx: PlanContext, resourceType: "ServiceRequest" | "Medicatio
     ...fields,
     authoredOn: taskNow(ctx.task),
     subject: patientRef(mrn(ctx)),
+  });
+}
+
+/** Posts a medication order with one dosage instruction: its text, schedule (timing, or as needed), route and dose. */
+function postMedication(ctx: PlanContext, medication: string, d: { text: string; route: string; dose: { value: number; unit: string } } & Record<string, unknown>): void {
+  const { text, route, dose, ...schedule } = d;
+  postOrder(ctx, "MedicationRequest", {
+    medicationCodeableConcept: { text: medication },
+    dosageInstruction: [{ text, ...schedule, route: { text: route }, doseAndRate: [{ doseQuantity: dose }] }],
   });
 }
 
@@ -71,16 +80,11 @@ const dvtProphylaxis: Plan = (ctx) => {
   const heparin5k = anticoagulants.filter((m) => isHeparin5k(medicationText(m)));
   const needCreate = heparin5k.length === 0;
   if (needCreate) {
-    postOrder(ctx, "MedicationRequest", {
-      medicationCodeableConcept: { text: "heparin 5000 units SC q8h prophylaxis" },
-      dosageInstruction: [
-        {
-          text: "heparin 5000 units subcutaneous every 8 hours",
-          timing: { repeat: { frequency: 1, period: 8, periodUnit: "h" } },
-          route: { text: "subcutaneous" },
-          doseAndRate: [{ doseQuantity: { value: 5000, unit: "U" } }],
-        },
-      ],
+    postMedication(ctx, "heparin 5000 units SC q8h prophylaxis", {
+      text: "heparin 5000 units subcutaneous every 8 hours",
+      timing: { repeat: { frequency: 1, period: 8, periodUnit: "h" } },
+      route: "subcutaneous",
+      dose: { value: 5000, unit: "U" },
     });
   }
   // Keep the newest heparin 5,000 order (or the one just created); discontinue every other anticoagulant.
@@ -164,16 +168,11 @@ const thyroid: Plan = (ctx) => {
   const tshValue = lastTsh ? value(lastTsh) : undefined;
   const ft4Value = lastFt4 ? value(lastFt4) : undefined;
   if (branchA) {
-    postOrder(ctx, "MedicationRequest", {
-      medicationCodeableConcept: { text: "levothyroxine 25 mcg tablet" },
-      dosageInstruction: [
-        {
-          text: "levothyroxine 25 mcg PO daily",
-          timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } },
-          route: { text: "oral" },
-          doseAndRate: [{ doseQuantity: { value: 25, unit: "mcg" } }],
-        },
-      ],
+    postMedication(ctx, "levothyroxine 25 mcg tablet", {
+      text: "levothyroxine 25 mcg PO daily",
+      timing: { repeat: { frequency: 1, period: 1, periodUnit: "d" } },
+      route: "oral",
+      dose: { value: 25, unit: "mcg" },
     });
     orderThyroidLabs(ctx, iso(now(ctx) + 42 * DAY));
   } else if (tshValue !== undefined && ft4Value !== undefined && tshValue >= 4.5 && tshValue <= 10 && ft4Value >= 0.8 && ft4Value <= 1.8) {
@@ -209,16 +208,11 @@ const naloxone: Plan = (ctx) => {
   const opioid = texts.some((t) => OPIOIDS.some((o) => t.includes(o)));
   const covered = texts.some((t) => t.includes("naloxone") || t.includes("narcan"));
   if (opioid && !covered) {
-    postOrder(ctx, "MedicationRequest", {
-      medicationCodeableConcept: { text: "naloxone 4 mg/actuation nasal spray" },
-      dosageInstruction: [
-        {
-          text: "naloxone nasal spray 4 mg as needed for opioid overdose",
-          asNeededBoolean: true,
-          route: { text: "nasal" },
-          doseAndRate: [{ doseQuantity: { value: 4, unit: "mg" } }],
-        },
-      ],
+    postMedication(ctx, "naloxone 4 mg/actuation nasal spray", {
+      text: "naloxone nasal spray 4 mg as needed for opioid overdose",
+      asNeededBoolean: true,
+      route: "nasal",
+      dose: { value: 4, unit: "mg" },
     });
   }
   return ctx.finish([]);
@@ -256,21 +250,7 @@ const covidBooster: Plan = (ctx) => {
   return ctx.finish(last ? [last] : [-1]);
 };
 
-// Relaxed v2 variants of v1 tasks 5, 9, 10.
-
-const magnesiumV2: Plan = (ctx) => {
-  const v = latestValue(ctx, "MG", since24h(ctx));
-  if (v === undefined) return ctx.finish([-1]);
-  if (v < 2.0) ctx.post("MedicationRequest", magnesiumOrder(ctx, v));
-  return ctx.finish([v]);
-};
-
-const potassiumV2: Plan = (ctx) => {
-  const v = latestValue(ctx, "K");
-  if (v === undefined) return ctx.finish([-1]);
-  if (v < 3.5) for (const o of potassiumOrders(ctx, v)) ctx.post(o.resourceType, o);
-  return ctx.finish([v]);
-};
+// Relaxed v2 variants of v1 tasks 5, 9 (the same plan as v1's) and 10.
 
 const a1cV2: Plan = (ctx) => {
   const last = latest(labs(ctx, "A1C"), effective);
@@ -289,7 +269,7 @@ export const V2_PLANS: Record<string, Plan> = {
   task8: naloxone,
   task9: fluVaccine,
   task10: covidBooster,
-  v2_task5: magnesiumV2,
-  v2_task9: potassiumV2,
+  v2_task5: magnesiumReplacement((v) => v < 2.0),
+  v2_task9: potassiumReplacement,
   v2_task10: a1cV2,
 };
