@@ -133,13 +133,11 @@ const typeOrder = (type: string) => (type.startsWith("v2_") ? 100 : 0) + Number(
 /** Suite, then natural type order (task2 before task10, v1-style types before v2_ ones). */
 export const compareTypes = (a: { suite: string; type: string }, b: { suite: string; type: string }) => a.suite.localeCompare(b.suite) || typeOrder(a.type) - typeOrder(b.type);
 
+/** Rows per key, in first-seen order; rows without a key are not counted. */
 function countBy(rows: RowLike[], key: (r: RowLike) => string | undefined): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const row of rows) {
-    const k = key(row);
-    if (k !== undefined) out[k] = (out[k] ?? 0) + 1;
-  }
-  return out;
+  const groups = groupBy(rows, key);
+  groups.delete(undefined);
+  return Object.fromEntries([...groups].map(([k, list]) => [k, list.length]));
 }
 
 /** The sum of the usages given, or undefined for none. */

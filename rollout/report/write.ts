@@ -2,8 +2,8 @@
 // swap it in, so that --out is always either the old report or the new one, never half of one.
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { buildReport, type ReportContent, type ReportInput, type ReportRun } from "./build.ts";
-import { renderChart } from "./charts.ts";
+import { buildReport, type ReportContent, type ReportInput } from "./build.ts";
+import { renderChart, type RenderedChart } from "./charts.ts";
 import { renderPage } from "./html.ts";
 import { ReportInputError } from "./load.ts";
 import { writeFolderAtomic } from "../../env/util/index.ts";
@@ -13,23 +13,17 @@ export interface WriteReportOptions extends ReportInput {
   out: string;
 }
 
-export interface WrittenReport {
-  out: string;
-  index: string;
-  files: string[];
-  summary: ReportSummary;
-}
-
 /** summary.json: the report's numbers, JSON-plain. */
-export interface ReportSummary {
-  ehrgym_version: string;
-  common_tasks: number;
-  notes: string[];
-  runs: (Pick<ReportRun, "name" | "path" | "protocol" | "models" | "summary"> & { left_out: ReportRun["leftOut"] })[];
-  comparisons: ReportContent["comparisons"];
-  reference?: ReportContent["reference"];
-  charts: { name: string; title: string; png: string; width: number; height: number }[];
-}
+const summaryOf = (content: ReportContent, charts: RenderedChart[]) => ({
+  ehrgym_version: content.ehrgym_version,
+  common_tasks: content.commonTasks,
+  notes: content.notes,
+  runs: content.runs.map((r) => ({ name: r.name, path: r.path, protocol: r.protocol, models: r.models, left_out: r.leftOut, summary: r.summary })),
+  comparisons: content.comparisons,
+  ...(content.reference ? { reference: content.reference } : {}),
+  charts: charts.map((c) => ({ name: c.name, title: c.title, png: `${c.name}.png`, width: c.width, height: c.height })),
+});
+export type ReportSummary = ReturnType<typeof summaryOf>;
 
 /** A folder we may replace: missing, empty, or a report written before (it has summary.json). */
 function checkReplaceable(target: string, out: string): void {
@@ -40,21 +34,14 @@ function checkReplaceable(target: string, out: string): void {
     throw new ReportInputError(`--out: ${out} is a folder that holds no report (no summary.json); refusing to replace it: choose an empty or new folder`);
 }
 
-export async function writeReport(options: WriteReportOptions): Promise<WrittenReport> {
+/** Writes the report; returns its folder, index.html, every file written and summary.json's content. */
+export async function writeReport(options: WriteReportOptions) {
   const target = resolve(options.out);
   checkReplaceable(target, options.out);
   const content = buildReport(options);
-  const charts: Awaited<ReturnType<typeof renderChart>>[] = [];
+  const charts: RenderedChart[] = [];
   for (const chart of content.charts) charts.push(await renderChart(chart));
-  const summary: ReportSummary = {
-    ehrgym_version: content.ehrgym_version,
-    common_tasks: content.commonTasks,
-    notes: content.notes,
-    runs: content.runs.map((r) => ({ name: r.name, path: r.path, protocol: r.protocol, models: r.models, left_out: r.leftOut, summary: r.summary })),
-    comparisons: content.comparisons,
-    ...(content.reference ? { reference: content.reference } : {}),
-    charts: charts.map((c) => ({ name: c.name, title: c.title, png: `${c.name}.png`, width: c.width, height: c.height })),
-  };
+  const summary = summaryOf(content, charts);
   mkdirSync(dirname(target), { recursive: true });
   const files = ["index.html", "summary.json", ...charts.map((c) => `${c.name}.png`)];
   await writeFolderAtomic(target, (tmp) => {
