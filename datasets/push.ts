@@ -22,15 +22,6 @@ export interface PushOptions {
   log?: (line: string) => void;
 }
 
-export interface PushResult {
-  url: string;
-  created: boolean;
-  /** undefined when the remote already matched (no commit made). */
-  commit?: string;
-  uploaded: number;
-  deleted: number;
-}
-
 /** A push that failed: one line with the cause and the fix. */
 export class PushError extends Error {
   override name = "PushError";
@@ -114,7 +105,8 @@ export function describeError(err: unknown, p: Pick<PushOptions, "repo" | "revis
   return `push failed: ${e?.message ?? String(err)}`;
 }
 
-export async function pushDataset(p: PushOptions): Promise<PushResult> {
+/** Pushes the folder; `commit` is absent when the remote already matched (no commit made). */
+export async function pushDataset(p: PushOptions) {
   const log = p.log ?? (() => {});
   const files = await dryRun(p.dir);
   const fetchFn: typeof fetch = (input, init) => {
@@ -159,3 +151,4 @@ export async function pushDataset(p: PushOptions): Promise<PushResult> {
     throw new PushError(describeError(err, p));
   }
 }
+export type PushResult = Awaited<ReturnType<typeof pushDataset>>;

@@ -13,12 +13,6 @@ import { readLines } from "./lines.ts";
 import { DatasetError, fileProblems, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { TrlRow } from "./schema.ts";
 
-export interface ValidateResult {
-  problems: string[];
-  rows: number;
-  files: number;
-}
-
 const MAX_PROBLEMS = 50;
 
 function listFiles(dir: string): string[] {
@@ -42,7 +36,8 @@ async function* jsonLines(abs: string, path: string, problem: (p: string) => voi
   }
 }
 
-export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[] } = {}): Promise<ValidateResult> {
+/** The folder's problems (the first 50), and how many rows and files it holds. */
+export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[] } = {}) {
   const problems: string[] = [];
   const problem = (p: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -147,6 +142,8 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   }
   return { problems, rows, files: manifest.files.length };
 }
+
+export type ValidateResult = Awaited<ReturnType<typeof validateDataset>>;
 
 /** `dataset check FILE...`: the checks of each line's format (a row has `task_id`: format trl; else format openai). */
 export async function checkFiles(paths: readonly string[], keep: Keep): Promise<{ path: string; rows: number; problems: string[] }[]> {

@@ -28,70 +28,6 @@ export const STATUS_LABELS: Record<Status, string> = {
   error: "error",
 };
 
-export interface PassAtK {
-  k: number;
-  value: number;
-}
-
-export interface Rate {
-  /** Episodes. */
-  n: number;
-  /** Episodes with reward 1. */
-  success: number;
-  rate: number;
-  /** Wilson 95% interval of the rate over episodes. */
-  ci: Interval;
-  /** Distinct tasks (suite, task_id). */
-  tasks: number;
-  /** Mean reward over a task's samples, averaged over tasks (= rate with one binary sample per task). */
-  pass1: number;
-  /** Unbiased pass@k for k = 1 .. the fewest samples any task has; only when some task has several. */
-  passAtK?: PassAtK[];
-  /** Episodes per final status (every status present, 0 when none). */
-  status: Record<Status, number>;
-  meanRounds: number;
-}
-
-export interface Failure {
-  task_id: string;
-  suite: string;
-  type: string;
-  sample?: number;
-  status: string;
-  failed: Check[];
-  error?: string;
-}
-
-export interface UsageSummary extends Usage {
-  /** Episodes that carried usage. */
-  episodes: number;
-  perEpisode: Usage;
-}
-
-export interface LatencySummary {
-  /** Model calls that carried a latency. */
-  turns: number;
-  p50_ms: number;
-  p95_ms: number;
-}
-
-export interface EvalSummary {
-  overall: Rate;
-  byKind: Record<TaskKind, Rate>;
-  bySuite: { suite: string; rate: Rate }[];
-  /** In suite then natural type order. */
-  byType: { suite: string; type: string; kind: TaskKind; rate: Rate }[];
-  /** Most samples any task has. */
-  samples: number;
-  /** Episodes per protocol: more than one key means the run mixes protocols. */
-  protocols: Record<string, number>;
-  /** Episodes per policy model. */
-  models: Record<string, number>;
-  usage?: UsageSummary;
-  latency?: LatencySummary;
-  failures: Failure[];
-}
-
 export interface RowLike {
   task_id: string;
   suite: string;
@@ -110,24 +46,31 @@ export interface RowLike {
 
 const round = (x: number, digits = 6) => Number(x.toFixed(digits));
 
-function rate(rows: RowLike[]): Rate {
+function rate(rows: RowLike[]) {
   const success = rows.filter((r) => r.reward === 1).length;
   const tasks = [...groupBy(rows, (r) => `${r.suite}\u0000${r.task_id}`).values()].map((list) => ({ n: list.length, c: list.filter((r) => r.reward === 1).length, mean: list.reduce((s, r) => s + r.reward, 0) / list.length }));
   const fewest = tasks.reduce((m, t) => Math.min(m, t.n), tasks.length === 0 ? 0 : Infinity);
   const most = tasks.reduce((m, t) => Math.max(m, t.n), 0);
   const ci = wilson(success, rows.length);
   return {
+    /** Episodes, and those with reward 1. */
     n: rows.length,
     success,
     rate: rows.length === 0 ? 0 : success / rows.length,
-    ci: { low: round(ci.low), high: round(ci.high) },
+    /** Wilson 95% interval of the rate over episodes. */
+    ci: { low: round(ci.low), high: round(ci.high) } as Interval,
+    /** Distinct tasks (suite, task_id). */
     tasks: tasks.length,
+    /** Mean reward over a task's samples, averaged over tasks (= rate with one binary sample per task). */
     pass1: tasks.length === 0 ? 0 : round(tasks.reduce((s, t) => s + t.mean, 0) / tasks.length),
+    /** Unbiased pass@k for k = 1 .. the fewest samples any task has; only when some task has several. */
     ...(most > 1 ? { passAtK: Array.from({ length: fewest }, (_, i) => ({ k: i + 1, value: round(meanPassAtK(tasks, i + 1)) })) } : {}),
+    /** Episodes per final status (every status present, 0 when none). */
     status: Object.fromEntries(STATUSES.map((s) => [s, rows.filter((r) => r.status === s).length])) as Record<Status, number>,
     meanRounds: rows.length === 0 ? 0 : round(rows.reduce((s, r) => s + (r.rounds ?? 0), 0) / rows.length, 3),
   };
 }
+export type Rate = ReturnType<typeof rate>;
 
 const typeOrder = (type: string) => (type.startsWith("v2_") ? 100 : 0) + Number(/\d+$/.exec(type)?.[0] ?? 0);
 /** Suite, then natural type order (task2 before task10, v1-style types before v2_ ones). */
@@ -147,7 +90,8 @@ export function totalUsage(list: readonly Usage[]): Usage | undefined {
   return { prompt_tokens: sum("prompt_tokens"), completion_tokens: sum("completion_tokens"), total_tokens: sum("total_tokens") };
 }
 
-function usageOf(rows: RowLike[]): UsageSummary | undefined {
+/** Tokens over the episodes that carried usage. */
+function usageOf(rows: RowLike[]) {
   const withUsage = rows.flatMap((r) => (r.usage ? [r.usage] : []));
   const t = totalUsage(withUsage);
   if (!t) return undefined;
@@ -155,14 +99,15 @@ function usageOf(rows: RowLike[]): UsageSummary | undefined {
   return { episodes: withUsage.length, ...t, perEpisode: { prompt_tokens: per(t.prompt_tokens), completion_tokens: per(t.completion_tokens), total_tokens: per(t.total_tokens) } };
 }
 
-function latencyOf(rows: RowLike[]): LatencySummary | undefined {
+/** Per-turn latency over the model calls that carried one. */
+function latencyOf(rows: RowLike[]) {
   const latencies = rows.flatMap((r) => (r.turns ?? []).map((t) => t.latency_ms));
   const [p50, p95] = quantiles(latencies, [0.5, 0.95]) ?? [];
   if (p50 === undefined || p95 === undefined) return undefined;
   return { turns: latencies.length, p50_ms: round(p50, 1), p95_ms: round(p95, 1) };
 }
 
-export function summarize(rows: RowLike[]): EvalSummary {
+export function summarize(rows: RowLike[]) {
   const byType = [...groupBy(rows, (r) => `${r.suite}\u0000${r.type}`).values()]
     .map((list) => {
       const { suite, type } = list[0]!;
@@ -180,9 +125,13 @@ export function summarize(rows: RowLike[]): EvalSummary {
       action: rate(rows.filter((r) => taskKind(r.suite, r.type) === "action")),
     },
     bySuite: suites.map((suite) => ({ suite, rate: rate(rows.filter((r) => r.suite === suite)) })),
+    /** In suite then natural type order. */
     byType,
+    /** Most samples any task has. */
     samples: Object.values(perTask).reduce((m, n) => Math.max(m, n), 0),
+    /** Episodes per protocol: more than one key means the run mixes protocols. */
     protocols: countBy(rows, (r) => r.protocol),
+    /** Episodes per policy model. */
     models: countBy(rows, (r) => (r.policy === undefined ? undefined : typeof r.policy === "string" ? r.policy : r.policy.model)),
     ...(usage ? { usage } : {}),
     ...(latency ? { latency } : {}),
@@ -199,3 +148,4 @@ export function summarize(rows: RowLike[]): EvalSummary {
       })),
   };
 }
+export type EvalSummary = ReturnType<typeof summarize>;

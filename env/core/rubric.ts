@@ -21,18 +21,13 @@ export const RubricSpec = z.object({
 });
 export type RubricSpec = z.infer<typeof RubricSpec>;
 
-export interface RubricScore {
-  reward: number;
-  /** Every function's unweighted value, by name. */
-  metrics: Record<string, number>;
-}
-
 export class Rubric {
   constructor(readonly functions: RewardFunction[]) {
     if (functions.length === 0) throw new Error("a rubric needs at least one reward function");
   }
 
-  score(input: RubricInput): RubricScore {
+  /** The weighted reward, and every function's unweighted value by name. */
+  score(input: RubricInput) {
     let reward = 0;
     const metrics: Record<string, number> = {};
     for (const f of this.functions) {
