@@ -40,15 +40,6 @@ export interface BuildOptions {
   log?: (line: string) => void;
 }
 
-export interface BuildResult {
-  out: string;
-  rows: number;
-  splits: { name: string; rows: number }[];
-  bad: number;
-  badExamples: string[];
-  manifest: Manifest;
-}
-
 const RolloutMeta = z.looseObject({ seed: z.number().int().nullable().optional() });
 
 /** Generator seeds from `<input>.meta.json` files beside the inputs, when the rollout wrote them. */
@@ -80,7 +71,7 @@ function checkOut(out: string, o: BuildOptions): void {
   if (existsSync(out) && !o.force) throw new DatasetError(`--out ${o.out} exists; pass --force to replace it`);
 }
 
-export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
+export async function buildDataset(o: BuildOptions) {
   const log = o.log ?? (() => {});
   const out = resolve(o.out);
   checkOut(out, o);
@@ -89,6 +80,7 @@ export async function buildDataset(o: BuildOptions): Promise<BuildResult> {
   const result = await writeFolderAtomic(out, (tmp) => buildInto(tmp, o, sources, log), (name, pid) => log(`removed ${name}, left by a build that was stopped (process ${pid} is gone)`));
   return { ...result, out };
 }
+export type BuildResult = Awaited<ReturnType<typeof buildDataset>>;
 
 /** Reads rows back by the offsets pass 1 found. */
 class RowReader {
@@ -113,7 +105,7 @@ class RowReader {
   }
 }
 
-async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void): Promise<Omit<BuildResult, "out">> {
+async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void) {
   const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
   const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources) };
   const s = await scan(o.inputs, filter);

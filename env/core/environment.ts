@@ -7,7 +7,7 @@ import type { Task } from "../tasks/index.ts";
 import { EnvConfig, MedAgentEnv, type EnvOptions } from "./env.ts";
 import { runEpisode } from "./episode.ts";
 import { assistantTurn, isContextLimit, ModelError, Sampling, type Policy } from "./policy.ts";
-import { Message, type EpisodeInfo, type EpisodeRecord, type WritesMode } from "./types.ts";
+import { Message, type EpisodeRecord, type WritesMode } from "./types.ts";
 
 export const RolloutResult = z.object({
   /** The first messages the model saw (text: one user message; tools: system? + user). */
@@ -27,15 +27,7 @@ export const RolloutResult = z.object({
 export type RolloutResult = z.infer<typeof RolloutResult>;
 
 /** One rollout's state: the episode plus what the model has seen. */
-export interface RolloutState {
-  env: MedAgentEnv;
-  task: Task;
-  protocol: Protocol;
-  prompt: Message[];
-  tools?: unknown[];
-  info: EpisodeInfo;
-  done: boolean;
-}
+export type RolloutState = Awaited<ReturnType<Environment["setupState"]>>;
 
 export interface EnvironmentOptions {
   protocol?: Protocol;
@@ -53,7 +45,7 @@ export class Environment {
     this.config = config instanceof EnvConfig ? config : new EnvConfig(config);
   }
 
-  async setupState(task: Task): Promise<RolloutState> {
+  async setupState(task: Task) {
     const env = new MedAgentEnv(this.config);
     const protocol = this.options.protocol ?? "text";
     const reset = await env.reset({ task, protocol, maxRounds: this.options.maxRounds, writes: this.options.writes });

@@ -8,7 +8,6 @@ import { a1cOrder, labs, magnesiumReplacement, potassiumReplacement } from "./pl
 const MAX = "5000";
 const CPT = "http://www.ama-assn.org/go/cpt";
 const LOINC = "http://loinc.org";
-const STOPPED = new Set(["stopped", "cancelled", "completed", "entered-in-error"]);
 
 const now = (ctx: PlanContext) => instant(taskNow(ctx.task));
 const mrn = (ctx: PlanContext) => taskMrn(ctx.task);

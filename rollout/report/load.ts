@@ -7,16 +7,6 @@ import { UserError, utf8Text } from "../../env/util/index.ts";
 /** Input a report cannot be built from: one line for the user, exit code 2 at the CLI. */
 export class ReportInputError extends UserError {}
 
-export interface LoadedRun {
-  name: string;
-  path: string;
-  rows: EpisodeRow[];
-  /** A half-written last line (interrupted run) that was skipped. */
-  tornLastLine: boolean;
-  /** Rows of other protocols left out by the `protocol` choice. */
-  otherProtocolRows: number;
-}
-
 const describeValue = (v: unknown) => {
   const text = JSON.stringify(v);
   return text === undefined ? String(v) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
@@ -28,7 +18,8 @@ function valueAt(obj: unknown, path: PropertyKey[]): unknown {
   return cur;
 }
 
-export function loadRun(path: string, name: string, options: { protocol?: "text" | "tools" } = {}): LoadedRun {
+/** The run's rows; `tornLastLine`: a half-written last line (interrupted run) was skipped; `otherProtocolRows`: rows left out by the `protocol` choice. */
+export function loadRun(path: string, name: string, options: { protocol?: "text" | "tools" } = {}) {
   let text: string;
   try {
     text = utf8Text(readFileSync(path), path, ReportInputError);
@@ -83,3 +74,4 @@ export function loadRun(path: string, name: string, options: { protocol?: "text"
   }
   return { name, path, rows: kept, tornLastLine, otherProtocolRows: rows.length - kept.length };
 }
+export type LoadedRun = ReturnType<typeof loadRun>;

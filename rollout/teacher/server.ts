@@ -47,18 +47,11 @@ export function replyDelays(latencyMs: number, jitterMs: number, seed: number): 
   return () => Math.max(0, latencyMs + (2 * rng.float() - 1) * jitterMs);
 }
 
-export interface TeacherServer {
-  /** Base URL for an OpenAI client, ending in /v1. */
-  readonly url: string;
-  readonly port: number;
-  readonly models: readonly string[];
-  close(): Promise<void>;
-}
-
 /** `raw`: the body as bytes are sent (a broken reply, server-sent events), instead of the JSON of `body`. */
 type Send = { status: number; body: unknown; headers?: Record<string, string>; raw?: string };
 
-export async function startTeacherServer(input: TeacherServerInput): Promise<TeacherServer> {
+/** Starts the stand-in; `url` is the base URL for an OpenAI client, ending in /v1. */
+export async function startTeacherServer(input: TeacherServerInput) {
   const parsed = TeacherServerOptions.safeParse(input);
   if (!parsed.success) throw new Error(`startTeacherServer: ${firstIssue(parsed.error, "(options)")}`);
   const o = parsed.data;
@@ -232,4 +225,5 @@ export async function startTeacherServer(input: TeacherServerInput): Promise<Tea
   };
 }
 
+export type TeacherServer = Awaited<ReturnType<typeof startTeacherServer>>;
 export type { ChatCompletion };
