@@ -51,30 +51,11 @@ export interface RunOptions {
 
 export type StopReason = "target" | "max-episodes" | "interrupted" | "fatal" | "errors";
 
-export interface RunResult {
-  /**
-   * Rows of this run only, in finishing order; none when `out` is given (the file holds them: a
-   * week-long run must not also keep every transcript in memory; `onRow` sees each one).
-   */
-  rows: EpisodeRow[];
-  /**
-   * With `out`: the head (rowHead: no transcript) of every row in `out` after the run, in file order,
-   * those there before and this run's. Without: the heads of this run's rows.
-   */
-  heads: RowHead[];
-  /** What this run ran, with or without `out`: episodes, those with reward 1, and their tokens. */
-  ran: { episodes: number; correct: number; promptTokens: number; completionTokens: number };
-  /** Keys skipped because `out` had them. */
-  skipped: number;
-  /** Rows in `out` before the run (after --retry-errors removed its rows), and how many were correct. */
-  existing: { rows: number; correct: number; retried: number };
-  stopped?: { reason: StopReason; message: string };
-}
-
 /** Refused before any work (mixing rows of another model or protocol into `out`). */
 export class RunRefused extends StateError {}
 
-type Existing = RunResult["existing"] & { keys: Set<string>; heads: RowHead[] };
+/** Rows in `out` before the run (after --retry-errors removed its rows), how many were correct, their keys and heads. */
+type Existing = { rows: number; correct: number; retried: number; keys: Set<string>; heads: RowHead[] };
 
 const describePolicy = (p: { kind?: unknown; model?: unknown } | string | undefined) =>
   typeof p === "string" ? p : `${String(p?.kind ?? "?")}:${String(p?.model ?? "?")}`;
@@ -111,7 +92,13 @@ async function scanExisting(o: RunOptions): Promise<Existing> {
   return existing;
 }
 
-export async function runEpisodes(o: RunOptions): Promise<RunResult> {
+/**
+ * Runs the items. `rows`: this run's rows in finishing order, none when `out` is given (the file holds
+ * them: a week-long run must not also keep every transcript in memory; `onRow` sees each one). `heads`:
+ * with `out`, the head (rowHead) of every row in `out` after the run, in file order; without, of this
+ * run's rows. `ran`: this run's episodes, those with reward 1, and their tokens. `skipped`: keys `out` had.
+ */
+export async function runEpisodes(o: RunOptions) {
   const items = o.items ?? (o.tasks ?? []).map((task) => ({ task, sample: 0 }));
   const existing = await scanExisting(o);
   const todo = items.filter((it) => !existing.keys.has(rowKey(it.task.suite, it.task.id, it.sample)));
@@ -127,13 +114,13 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
 
   const rows: EpisodeRow[] = [];
   const heads = existing.heads;
-  const ran: RunResult["ran"] = { episodes: 0, correct: 0, promptTokens: 0, completionTokens: 0 };
+  const ran = { episodes: 0, correct: 0, promptTokens: 0, completionTokens: 0 };
   let correct = existing.correct;
   let errors = 0;
   let consecutiveErrors = 0;
   let anySuccess = false;
   let next = 0;
-  let stopped: RunResult["stopped"];
+  let stopped: { reason: StopReason; message: string } | undefined;
   function stop(reason: StopReason, message: string) {
     if (stopped) return;
     stopped = { reason, message };
@@ -211,3 +198,4 @@ export async function runEpisodes(o: RunOptions): Promise<RunResult> {
   if (!stopped && o.maxEpisodes !== undefined && budget < todo.length) stopped = { reason: "max-episodes", message: `--max-episodes ${o.maxEpisodes} reached` };
   return { rows, heads, ran, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
 }
+export type RunResult = Awaited<ReturnType<typeof runEpisodes>>;

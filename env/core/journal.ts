@@ -12,19 +12,15 @@ export const JournalEntry = z.discriminatedUnion("op", [
 ]);
 export type JournalEntry = z.infer<typeof JournalEntry>;
 
-export interface PendingWrites {
-  /** Created and not deleted, in creation order. */
-  created: { episode: string; type: string; id: string }[];
-  /** Intents never followed by a "created" line (the create may or may not have reached the server). */
-  unresolvedIntents: number;
-}
-
-/** Reads a journal; a torn last line (crash mid-write) and unknown lines are ignored. */
-export function readJournal(path: string): PendingWrites {
-  if (!existsSync(path)) return { created: [], unresolvedIntents: 0 };
+/**
+ * Reads a journal: what was created and not deleted, in creation order, and the intents never followed
+ * by a "created" line (the create may or may not have reached the server). A torn last line (crash
+ * mid-write) and unknown lines are ignored.
+ */
+export function readJournal(path: string) {
   const live = new Map<string, { episode: string; type: string; id: string }>();
   const intents = new Map<string, number>();
-  for (const line of readFileSync(path, "utf8").split("\n")) {
+  for (const line of existsSync(path) ? readFileSync(path, "utf8").split("\n") : []) {
     if (!line.trim()) continue;
     let entry: JournalEntry;
     try {

@@ -41,16 +41,9 @@ export interface ModelPolicyOptions {
   random?: () => number;
 }
 
-/** Counters the progress line shows; the runner reads them. */
-export interface ModelStats {
-  requests: number;
-  /** Requests answered with a 2xx. */
-  succeeded: number;
-  retries: number;
-  failedRequests: number;
-  promptTokens: number;
-  completionTokens: number;
-}
+/** Counters the progress line shows; the runner reads them (`succeeded`: requests answered with a 2xx). */
+const newStats = () => ({ requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 });
+export type ModelStats = ReturnType<typeof newStats>;
 
 export interface ModelPolicy extends Policy {
   readonly stats: ModelStats;
@@ -82,7 +75,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const maxRetries = o.maxRetries ?? 6;
   const limiter = o.rpm || o.tpm ? new RateLimiter({ ...(o.rpm ? { rpm: o.rpm } : {}), ...(o.tpm ? { tpm: o.tpm } : {}) }) : undefined;
   const sampling = o.sampling ?? {};
-  const stats: ModelStats = { requests: 0, succeeded: 0, retries: 0, failedRequests: 0, promptTokens: 0, completionTokens: 0 };
+  const stats = newStats();
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {

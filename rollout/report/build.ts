@@ -3,8 +3,8 @@
 import { summarize, type EvalSummary } from "../metrics.ts";
 import type { EpisodeRow } from "../row.ts";
 import { EHRGYM_VERSION } from "../version.ts";
-import { successByTypeCharts, successOverallChart, statusChart, type Chart } from "./charts.ts";
-import { compareRuns, taskKey, type Comparison } from "./compare.ts";
+import { successByTypeCharts, successOverallChart, statusChart } from "./charts.ts";
+import { compareRuns, taskKey } from "./compare.ts";
 import { loadRun, ReportInputError, type LoadedRun } from "./load.ts";
 import { loadReference, ReferenceFile } from "./reference.ts";
 
@@ -27,17 +27,6 @@ export interface ReportRun extends LoadedRun {
   summary: EvalSummary;
 }
 
-export interface ReportContent {
-  ehrgym_version: string;
-  runs: ReportRun[];
-  /** Tasks (suite, task_id) that every run has. */
-  commonTasks: number;
-  comparisons: Comparison[];
-  reference?: ReferenceFile;
-  charts: Chart[];
-  notes: string[];
-}
-
 export function checkRunNames(runs: RunInput[]): void {
   if (runs.length === 0) throw new ReportInputError("no run files given");
   const seen = new Set<string>();
@@ -48,7 +37,8 @@ export function checkRunNames(runs: RunInput[]): void {
   }
 }
 
-export function buildReport(input: ReportInput): ReportContent {
+/** The runs (rows of the tasks every run has, `commonTasks` of them), their comparisons with the first, the charts and notes. */
+export function buildReport(input: ReportInput) {
   checkRunNames(input.runs);
   const reference =
     input.reference === undefined ? undefined : typeof input.reference === "string" ? loadReference(input.reference) : ReferenceFile.parse(input.reference);
@@ -76,3 +66,4 @@ export function buildReport(input: ReportInput): ReportContent {
   const charts = [...successByTypeCharts(runs, reference), successOverallChart(runs, reference), statusChart(runs)];
   return { ehrgym_version: EHRGYM_VERSION, runs, commonTasks: common.size, comparisons, ...(reference ? { reference } : {}), charts, notes };
 }
+export type ReportContent = ReturnType<typeof buildReport>;

@@ -20,13 +20,6 @@ export interface Chart {
   spec: TopLevelSpec;
 }
 
-export interface RenderedChart extends Omit<Chart, "spec"> {
-  svg: string;
-  png: Buffer;
-  width: number;
-  height: number;
-}
-
 const NOT_MEASURED = "published, not measured here";
 const config = { font: CHART_FONT, legend: { labelLimit: 320, titleLimit: 320 }, axis: { labelFontSize: 11, titleFontSize: 12 } };
 
@@ -163,7 +156,7 @@ export function statusChart(runs: ChartRun[]): Chart {
 let renderers: Promise<[typeof import("vega"), typeof import("vega-lite"), typeof import("@resvg/resvg-js")]> | undefined;
 const loadRenderers = () => (renderers ??= Promise.all([import("vega"), import("vega-lite"), import("@resvg/resvg-js")]));
 
-export async function renderChart(chart: Chart): Promise<RenderedChart> {
+export async function renderChart(chart: Chart) {
   const [vega, { compile }, { Resvg }] = await loadRenderers();
   // vega-lite and vega report harmless layout notes through their loggers; keep stdout clean.
   const compiled = compile(chart.spec, { logger: vega.logger(vega.None) }).spec;
@@ -177,3 +170,4 @@ export async function renderChart(chart: Chart): Promise<RenderedChart> {
   const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: CHART_FONT }, fitTo: { mode: "zoom", value: PNG_SCALE } }).render();
   return { name: chart.name, title: chart.title, svg, png: png.asPng(), width: png.width, height: png.height };
 }
+export type RenderedChart = Awaited<ReturnType<typeof renderChart>>;
