@@ -78,12 +78,6 @@ export function toTrlRow(row: EpisodeRow): TrlRow {
   };
 }
 
-export interface OpenAiRecord {
-  messages: Record<string, unknown>[];
-  tools?: unknown[];
-  parallel_tool_calls?: boolean;
-}
-
 /**
  * A row in format openai, or undefined when it has no turn to train on. Assistant turns weigh 1
  * when the episode was correct and the turn is a valid action, else 0; `arguments` are JSON
@@ -92,7 +86,7 @@ export interface OpenAiRecord {
  * to its final calls (`finish`) are left out, as OpenAI's function-calling fine-tuning examples end
  * on the assistant message that makes the calls.
  */
-export function toOpenAiRecord(row: TrlRow): OpenAiRecord | undefined {
+export function toOpenAiRecord(row: TrlRow) {
   const invalid = new Set(invalidTurns(row).map((t) => t.index));
   let trainable = 0;
   const last = row.messages.map((m) => m.role).lastIndexOf("assistant");

@@ -2,6 +2,7 @@
 // decision depends on the set of rows only (never on input order), so output is deterministic.
 import { createHash } from "node:crypto";
 import { groupBy } from "../env/util/index.ts";
+import type { BuildOptions } from "./build.ts";
 import type { Entry } from "./scan.ts";
 
 export interface SplitSpec {
@@ -9,28 +10,17 @@ export interface SplitSpec {
   fraction: number;
 }
 
-export interface Plan {
-  splits: { name: string; entries: Entry[] }[];
-  /** Rows dropped because another row had the same id (the same episode given twice). */
-  duplicates: number;
-  /** Dropped by --dedupe. */
-  deduped: number;
-  /** Dropped by --max-per-task. */
-  capped: number;
-}
-
-export interface PlanOptions {
-  dedupe: boolean;
-  maxPerTask?: number;
-  splits: SplitSpec[];
-  seed: number;
-}
+type PlanOptions = Pick<BuildOptions, "dedupe" | "maxPerTask" | "splits" | "seed">;
 
 const byId = (a: Entry, b: Entry) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
-/** `content` reads a row's converted line (only asked for when two rows share an id). */
-export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Buffer): Plan {
+/**
+ * The splits' rows, and how many were dropped: `duplicates` (another row had the same id: the same
+ * episode given twice), `deduped` (--dedupe), `capped` (--max-per-task). `content` reads a row's
+ * converted line (only asked for when two rows share an id).
+ */
+export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Buffer) {
   const sorted = [...all].sort(byId);
   let entries: Entry[] = [];
   let duplicates = 0;

@@ -3,7 +3,8 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { EpisodeRow } from "../rollout/index.ts";
-import { invalidTurns, type Keep } from "./checks.ts";
+import type { BuildOptions } from "./build.ts";
+import { invalidTurns } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
 import type { Manifest } from "./manifest.ts";
@@ -40,12 +41,7 @@ const sourceOf = (row: EpisodeRow) => ({
 });
 export type SourceInfo = ReturnType<typeof sourceOf>;
 
-export interface RowFilter {
-  keep: Keep;
-  minReward?: number;
-  dedupe: boolean;
-  heldOut: HeldOut;
-}
+type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut };
 
 export interface ScanResult {
   entries: Entry[];

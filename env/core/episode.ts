@@ -29,32 +29,16 @@ export interface EpisodeOptions {
   episodeKey?: string;
 }
 
-/** A played episode: the environment's record, plus what the loop saw and the policy's turns cost. */
-export interface PlayedEpisode extends EpisodeRecord {
-  /** The tools offered at reset (tool protocol). */
-  tools?: unknown[];
-  /** Turns the policy played (each one a step). */
-  steps: number;
-  /** The last step's result; undefined when no turn was played. */
-  last?: StepResult;
-  /** The model calls of the turns that had one. */
-  calls: ModelCall[];
-  /** Notes on odd turns, "round N: ...". */
-  notes: string[];
-  /** The policy failed: the episode was ended with this status. */
-  failure?: { status: "model_error" | "context_limit" | "error"; message: string };
-  startedAt: Date;
-  wallMs: number;
-}
-
 const isStep = (x: AgentTurn | PolicyStep): x is PolicyStep => typeof x === "object" && x !== null && "turn" in x;
 
 /**
- * Plays one episode. A policy failure ends it (ModelError: its status; anything else: `error`);
- * RunAborted and a fatal ModelError are rethrown, as is an error of reset or step, after the
- * episode's writes are rolled back.
+ * Plays one episode. A policy failure ends it (ModelError: its status; anything else: `error`) and is
+ * returned as `failure`; RunAborted and a fatal ModelError are rethrown, as is an error of reset or
+ * step, after the episode's writes are rolled back. Returns the environment's record with the tools
+ * offered at reset, the turns played (`steps`, the `last` step's result), the model calls of the turns
+ * that had one, and notes on odd turns ("round N: ...").
  */
-export async function runEpisode(env: EpisodeEnv, policy: Policy, options: EpisodeOptions): Promise<PlayedEpisode> {
+export async function runEpisode(env: EpisodeEnv, policy: Policy, options: EpisodeOptions) {
   const startedAt = new Date();
   const t0 = performance.now();
   const { task, protocol } = options;
@@ -62,7 +46,7 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, options: Episo
   const messages: Message[] = [...reset.observation];
   const calls: ModelCall[] = [];
   const notes: string[] = [];
-  let failure: PlayedEpisode["failure"];
+  let failure: { status: "model_error" | "context_limit" | "error"; message: string } | undefined;
   let last: StepResult | undefined;
   let steps = 0;
   try {
@@ -113,3 +97,4 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, options: Episo
     wallMs: performance.now() - t0,
   };
 }
+export type PlayedEpisode = Awaited<ReturnType<typeof runEpisode>>;
