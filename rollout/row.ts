@@ -52,14 +52,8 @@ export type EpisodeRowInput = z.input<typeof EpisodeRow>;
 export const rowKey = (suite: string, taskId: string, sample = 0) => `${suite}\u0000${taskId}\u0000${sample}`;
 export const keyOf = (row: { suite: string; task_id: string; sample?: number }) => rowKey(row.suite, row.task_id, row.sample ?? 0);
 
-export interface RowOptions {
-  /** 0-based index among the task's samples. */
-  sample?: number;
-  /** Where the EHR's patients came from (the row's `patients`). */
-  patients?: string;
-}
-
-export function episodeRow(played: PlayedEpisode, policy: Policy, options: RowOptions = {}): EpisodeRow {
+/** The row of a played episode; `sample` and `patients` as the row's fields of those names. */
+export function episodeRow(played: PlayedEpisode, policy: Policy, options: { sample?: number; patients?: string } = {}): EpisodeRow {
   const { task, info, failure, calls } = played;
   const usage = totalUsage(calls.flatMap((c) => (c.usage ? [c.usage] : [])));
   const mrn = mrnOf(task);

@@ -7,12 +7,8 @@ import { mcnemarExact, type McNemar } from "../stats.ts";
 
 export type TaskRef = Pick<EpisodeRow, "suite" | "task_id" | "type">;
 
-/** b: passed in the base run only (broken); c: in the other run only (fixed). */
-export interface McNemarRow extends McNemar {
-  /** "overall", or "suite/type". */
-  group: string;
-  pairs: number;
-}
+/** b: passed in the base run only (broken); c: in the other run only (fixed); group: "overall", or "suite/type". */
+export type McNemarRow = McNemar & { group: string; pairs: number };
 
 export interface Comparison {
   base: string;
