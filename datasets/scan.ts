@@ -22,7 +22,7 @@ export interface Entry {
   file: number;
   off: number;
   len: number;
-  /** Index into ScanResult.sources. */
+  /** Index into the scan's sources. */
   src: number;
   suite: string;
   type: string;
@@ -43,40 +43,25 @@ export type SourceInfo = ReturnType<typeof sourceOf>;
 
 type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut };
 
-export interface ScanResult {
-  entries: Entry[];
-  sources: SourceInfo[];
-  inputs: Manifest["inputs"];
-  /** Schema-valid rows seen, and those with reward 1 (the teacher's pass rate), per model. */
-  valid: number;
-  passByModel: Map<string, { n: number; correct: number }>;
-  bad: number;
-  /** The first 5 bad rows, "file:line: why". */
-  badExamples: string[];
-  /** Dropped by --keep / --min-reward. */
-  filtered: number;
-  /** Correct rows dropped by --keep clean: an assistant turn was not a valid action. */
-  unclean: number;
-  /** Dropped because they touch the held-out set, by reason kind (patient, task, instruction). */
-  excluded: number;
-  excludedBy: Record<"patient" | "task" | "instruction", number>;
-  excludedPatients: Set<string>;
-}
-
-export async function scan(paths: readonly string[], filter: RowFilter): Promise<ScanResult> {
-  const r: ScanResult = {
-    entries: [],
-    sources: [],
-    inputs: [],
+export async function scan(paths: readonly string[], filter: RowFilter) {
+  const r = {
+    entries: [] as Entry[],
+    sources: [] as SourceInfo[],
+    inputs: [] as Manifest["inputs"],
+    /** Schema-valid rows seen, and those with reward 1 (the teacher's pass rate), per model. */
     valid: 0,
-    passByModel: new Map(),
+    passByModel: new Map<string, { n: number; correct: number }>(),
     bad: 0,
-    badExamples: [],
+    /** The first 5 bad rows, "file:line: why". */
+    badExamples: [] as string[],
+    /** Dropped by --keep / --min-reward. */
     filtered: 0,
+    /** Correct rows dropped by --keep clean: an assistant turn was not a valid action. */
     unclean: 0,
+    /** Dropped because they touch the held-out set, by reason kind (patient, task, instruction). */
     excluded: 0,
     excludedBy: { patient: 0, task: 0, instruction: 0 },
-    excludedPatients: new Set(),
+    excludedPatients: new Set<string>(),
   };
   const sourceIndex = new Map<string, number>();
   for (const [file, path] of paths.entries()) {
