@@ -70,6 +70,16 @@ export async function writeFolderAtomic<T>(target: string, fill: (dir: string) =
   }
 }
 
+/** Whether process `pid` runs on this machine (EPERM: it runs, as another user). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 function removeStaleTemps(target: string, onStale?: (name: string, pid: number) => void): void {
   const parent = dirname(target);
   if (!existsSync(parent)) return;
@@ -77,13 +87,7 @@ function removeStaleTemps(target: string, onStale?: (name: string, pid: number) 
   for (const name of readdirSync(parent)) {
     const m = name.startsWith(prefix) ? /^(?:tmp|old)-(\d+)$/.exec(name.slice(prefix.length)) : null;
     const pid = Number(m?.[1]);
-    if (!m || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-      continue; // alive
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EPERM") continue; // alive, another user's
-    }
+    if (!m || pid === process.pid || processRuns(pid)) continue;
     rmSync(join(parent, name), { recursive: true, force: true });
     onStale?.(name, pid);
   }

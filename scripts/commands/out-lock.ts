@@ -5,6 +5,7 @@
 // instead), and naming the holder is what a refused run must print.
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { processRuns } from "../../env/util/index.ts";
 
 export interface LockHolder {
   pid: number;
@@ -51,14 +52,6 @@ function readHolder(file: string): LockHolder | undefined | "missing" {
   }
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 const same = (a: LockHolder, b: LockHolder) => a.pid === b.pid && a.host === b.host && a.started === b.started;
 
@@ -79,7 +72,7 @@ export function lockOutput(path: string, command: string): OutputLock {
       }
       const holder = readHolder(file);
       if (holder === "missing") continue;
-      if (attempt >= 3 || holder === undefined || holder.host !== me.host || running(holder.pid)) throw new OutputLocked(path, holder);
+      if (attempt >= 3 || holder === undefined || holder.host !== me.host || processRuns(holder.pid)) throw new OutputLocked(path, holder);
       // Stale: move it aside first, so a lock taken meanwhile by another run is never deleted.
       const aside = `${file}.${process.pid}.stale`;
       try {

@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PATIENTS, DEFAULT_SEED } from "../../env/ehr/index.ts";
+import { processRuns } from "../../env/util/index.ts";
 
 /** `EHRGYM_CACHE`, else the platform's cache folder. */
 export function cacheRoot(): string {
@@ -44,22 +45,13 @@ export function populationDir(seed = DEFAULT_SEED, patients = DEFAULT_PATIENTS):
   return join(cacheRoot(), `population-seed${seed}-patients${patients}-${generatorVersion()}`);
 }
 
-/** Whether process `pid` runs (on this machine; EPERM: it runs as another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes what generations killed midway (even by `kill -9`) left in the cache: the temp folders
  *  of processes that no longer run. */
 function sweepDeadTemps(root: string): void {
   for (const name of readdirSync(root)) {
     const owner = /^\.?population-seed\d+-patients\d+-[0-9a-f]+\.(\d+)(?:\.(?:tmp|old)-\d+)?$/.exec(name)?.[1];
-    if (owner !== undefined && Number(owner) !== process.pid && !alive(Number(owner))) rmSync(join(root, name), { recursive: true, force: true });
+    if (owner !== undefined && Number(owner) !== process.pid && !processRuns(Number(owner))) rmSync(join(root, name), { recursive: true, force: true });
   }
 }
 
