@@ -6,7 +6,7 @@ import { ExpertError, nextRequests, type Plan, type Reply } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
 import { apiBaseFromPrompt, parseTextReply, renderText } from "./text.ts";
-import { countToolCalls, localFilter, parseToolReply, patientSearchName, searchableWith, toolCall } from "./tools.ts";
+import { batchesWrites, countToolCalls, localFilter, parseToolReply, searchableWith, toolCall } from "./tools.ts";
 
 export interface ExpertOptions {
   /** FHIR base URL with a trailing slash; read from the prompt when absent. */
@@ -48,7 +48,7 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
     return renderText(request!, apiBase);
   }
   const requests = nextRequests(plan, input.task, replies, {
-    batchWrites: true,
+    batchWrites: batchesWrites(input.tools),
     canPage: false,
     maxRounds,
     searchable: searchableWith(input.tools),
@@ -58,7 +58,7 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
   return {
     role: "assistant",
     content: null,
-    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`, patientSearchName(input.tools))),
+    tool_calls: requests.map((r, i) => toolCall(r, `call_${first + i + 1}`, input.tools)),
   };
 }
 

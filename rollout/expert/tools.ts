@@ -36,6 +36,14 @@ export function patientSearchName(tools: unknown[] | undefined): string {
   return names?.includes("fhir_patient_search") && !names.includes("patient_search") ? "fhir_patient_search" : "patient_search";
 }
 
+/**
+ * Whether writes may share a turn (with each other and with the finish). The verifiers port (its
+ * tools name the patient search fhir_patient_search) logs a turn's calls before their replies, so a
+ * create that is not alone in its turn is not counted and a finish turn holding one fails its grader:
+ * under its tools every write and the finish get a turn of their own.
+ */
+export const batchesWrites = (tools: unknown[] | undefined): boolean => patientSearchName(tools) !== "fhir_patient_search";
+
 /** What the plan asked for that the tool cannot send, applied to the results (status only). */
 export function localFilter(resourceType: string, params: [string, string][]): ((r: { [k: string]: unknown }) => boolean) | undefined {
   const status = resourceType === "MedicationRequest" ? params.find(([k]) => k === "status")?.[1] : undefined;
@@ -59,21 +67,43 @@ function searchArgs(resourceType: string, params: [string, string][]): Record<st
   }
 }
 
-export function toolCall(request: Request, id: string, patientSearchName = "patient_search"): ToolCall {
+export function toolCall(request: Request, id: string, tools?: unknown[]): ToolCall {
   switch (request.kind) {
     case "GET": {
-      const name = request.resourceType === "Patient" ? patientSearchName : SEARCH_TOOLS[request.resourceType];
+      const name = request.resourceType === "Patient" ? patientSearchName(tools) : SEARCH_TOOLS[request.resourceType];
       if (!name || request.url) throw new Error(`the tool protocol cannot search ${request.resourceType}`);
       return { id, type: "function", function: { name, arguments: JSON.stringify(searchArgs(request.resourceType, request.params)) } };
     }
     case "POST": {
       const name = CREATE_TOOLS[request.resourceType];
       if (!name) throw new Error(`the tool protocol cannot create ${request.resourceType}`);
-      return { id, type: "function", function: { name, arguments: JSON.stringify(toolBody(request.body)) } };
+      return { id, type: "function", function: { name, arguments: JSON.stringify(fitted(toolBody(request.body), parametersOf(tools, name))) } };
     }
     case "FINISH":
       return { id, type: "function", function: { name: "finish", arguments: JSON.stringify({ value: request.answer }) } };
   }
+}
+
+type Schema = { properties?: Record<string, Schema>; additionalProperties?: unknown; items?: Schema };
+
+/** The JSON Schema of a tool's arguments as offered, when the list is given. */
+function parametersOf(tools: unknown[] | undefined, name: string): Schema | undefined {
+  const tool = tools?.find((t) => (t as { function?: { name?: unknown } })?.function?.name === name) as { function?: { parameters?: Schema } } | undefined;
+  return tool?.function?.parameters;
+}
+
+/**
+ * A value with the keys its schema forbids left out (objects declared `additionalProperties: false`,
+ * at any depth). The verifiers port's creates are functions of keyword arguments: a key they do not
+ * declare fails the call, where the original's models ignore it.
+ */
+function fitted(value: unknown, schema: Schema | undefined): unknown {
+  if (!schema) return value;
+  if (Array.isArray(value)) return value.map((v) => fitted(v, schema.items));
+  const o = obj(value);
+  if (!o || !schema.properties) return value;
+  const entries = Object.entries(o).filter(([k]) => schema.additionalProperties !== false || k in schema.properties!);
+  return Object.fromEntries(entries.map(([k, v]) => [k, fitted(v, schema.properties![k])]));
 }
 
 type Obj = Record<string, unknown>;

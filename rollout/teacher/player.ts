@@ -11,7 +11,7 @@ import type { Task } from "../../env/tasks/index.ts";
 import { DEFAULT_API_BASE, type Message, type PolicyInput, type ToolCall } from "../../env/core/index.ts";
 import { ExpertError, nextRequests, parseReply, planFor, replyMessages, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
 import { apiBaseFromPrompt, renderText } from "../expert/text.ts";
-import { countToolCalls, localFilter, patientSearchName, searchableWith, toolCall } from "../expert/tools.ts";
+import { batchesWrites, countToolCalls, localFilter, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
@@ -190,13 +190,13 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   const real = replyMessages(messages, "tools");
   const ids = callIds(state, messages);
   const searchable = searchableWith(input.tools);
-  const tc = (request: Request, id: string) => toolCall(request, id, patientSearchName(input.tools));
+  const tc = (request: Request, id: string) => toolCall(request, id, input.tools);
   let ops = state.ops;
   let applied = state.applied;
   let skipped = false;
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "tools");
-    const requests = nextRequests(plan, task, replies, { batchWrites: true, canPage: false, maxRounds: input.maxRounds, searchable, localFilter });
+    const requests = nextRequests(plan, task, replies, { batchWrites: batchesWrites(input.tools), canPage: false, maxRounds: input.maxRounds, searchable, localFilter });
     const mistake = applied ? null : strikes(state, ops.length, requests, task);
     const rng = new Rng(state.plan.seed);
     const broken = (call: ToolCall): ToolCall => ({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });
