@@ -152,6 +152,15 @@ interface Episode {
 const TERMINATED: ReadonlySet<EpisodeStatus> = new Set(["completed", "invalid_action", "error"]);
 
 /**
+ * An equal string that shares no storage with `text`. Encoding a string (JSON.stringify, MessagePack)
+ * flattens it in place; a FHIR reply in the history is a rope of the store's cached entries, so were
+ * the observation the same string, encoding it would leave a flat copy of every reply with each open
+ * episode until it ends: under a reward server's load those copies are promoted to the old generation
+ * and its collections make the step p99 (test/core/episode-memory.test.ts; scripts/bench/NOTES.md).
+ */
+const detached = (text: string): string => (" " + text).slice(1);
+
+/**
  * One episode at a time (reset starts a new one and rolls back the previous one).
  *
  *   const config = new EnvConfig({ backend: new EmbeddedBackend(store, service), tasks });
@@ -281,7 +290,7 @@ export class MedAgentEnv {
     ep.actions[ep.actions.length - 1]!.reply = content;
     const message: Message = toolCallId === undefined ? { role: "user", content } : { role: "tool", tool_call_id: toolCallId, content };
     ep.messages.push(message);
-    ep.observation.push({ ...message });
+    ep.observation.push({ ...message, content: detached(content) });
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
