@@ -38,7 +38,11 @@ export interface BuildOptions {
   /** Name the teacher endpoints' hosts in the card (off: they may be private). */
   showEndpoint?: boolean;
   log?: (line: string) => void;
+  /** Pass 1 counts the input's bytes read, pass 2 the rows written, each against its total. */
+  progress?: (stage: BuildStage, done: number, total: number) => void;
 }
+
+export type BuildStage = "read" | "write";
 
 const RolloutMeta = z.looseObject({ seed: z.number().int().nullable().optional() });
 
@@ -108,7 +112,7 @@ class RowReader {
 async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void) {
   const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
   const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources) };
-  const s = await scan(o.inputs, filter);
+  const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)));
   for (const line of s.badExamples) log(`skipped ${line}`);
   if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
   const reader = new RowReader(o.inputs);
@@ -135,6 +139,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     const cardSplits: CardSplit[] = [];
     let openaiSkipped = 0;
     let example: TrlRow | undefined;
+    let written = 0;
     for (const sp of plan.splits) {
       if (!sp.entries.length) continue;
       const cs: CardSplit = { name: sp.name, rows: sp.entries.length, jsonl: { files: [], bytes: 0 }, ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}) };
@@ -147,6 +152,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
         for (const e of sp.entries.slice(shard * o.shardRows, (shard + 1) * o.shardRows)) {
           const row = reader.row(e);
           example ??= row;
+          o.progress?.("write", ++written, kept);
           const line = `${JSON.stringify(row)}\n`;
           jsonl.write(line, 1);
           arrow?.add(row, line.length);

@@ -1,6 +1,7 @@
 // Pass 1 of a build: every input line read once, validated as an episode row and filtered, keeping
 // only a small entry per row (where its line is, what the plan needs). The inputs are hashed on the way.
 import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { EpisodeRow } from "../rollout/index.ts";
 import type { BuildOptions } from "./build.ts";
@@ -43,7 +44,8 @@ export type SourceInfo = ReturnType<typeof sourceOf>;
 
 type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut };
 
-export async function scan(paths: readonly string[], filter: RowFilter) {
+/** `progress`: bytes read of all inputs, against their total size. */
+export async function scan(paths: readonly string[], filter: RowFilter, progress?: (done: number, total: number) => void) {
   const r = {
     entries: [] as Entry[],
     sources: [] as SourceInfo[],
@@ -64,6 +66,8 @@ export async function scan(paths: readonly string[], filter: RowFilter) {
     excludedPatients: new Set<string>(),
   };
   const sourceIndex = new Map<string, number>();
+  const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
+  let readBefore = 0;
   for (const [file, path] of paths.entries()) {
     const hash = createHash("sha256");
     let bytes = 0;
@@ -80,6 +84,7 @@ export async function scan(paths: readonly string[], filter: RowFilter) {
         bytes++;
       }
       lines = line.lineNo;
+      progress?.(readBefore + bytes, totalBytes);
       const text = lineText(line.bytes);
       if (text === undefined) {
         bad(line.lineNo, NOT_UTF8);
@@ -150,6 +155,7 @@ export async function scan(paths: readonly string[], filter: RowFilter) {
       });
     }
     r.inputs.push({ file: basename(path), bytes, sha256: hash.digest("hex"), lines });
+    readBefore += bytes;
   }
   return r;
 }

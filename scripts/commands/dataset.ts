@@ -3,12 +3,13 @@ import { existsSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import type { Format } from "../../datasets/index.ts";
+import type { BuildStage, Format } from "../../datasets/index.ts";
 
 // datasets pulls in apache-arrow, @huggingface/hub and yaml: loaded when a dataset command runs,
 // so every other ehrgym command starts as fast as before.
 const lib = () => import("../../datasets/index.ts");
 import { parseOptions } from "./common.ts";
+import { createMeter, type Meter } from "./progress.ts";
 import { UserError } from "../../env/util/index.ts";
 
 const existingFile = z.string().superRefine((p, ctx) => {
@@ -61,6 +62,17 @@ async function runBuild(raw: unknown): Promise<number> {
   const { buildDataset } = await lib();
   const splits = splitSpecs(o);
   if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
+  // One line per pass: the input's MB read (pass 1), then the rows written (pass 2).
+  const meters = new Map<BuildStage, Meter>();
+  const progress = (stage: BuildStage, done: number, total: number) => {
+    let meter = meters.get(stage);
+    if (!meter) {
+      if (stage === "write") meters.get("read")?.stop();
+      meter = stage === "read" ? createMeter({ label: "dataset: reading", unit: "MB", total: total / 1e6 }) : createMeter({ label: "dataset: writing", unit: "rows", total });
+      meters.set(stage, meter);
+    }
+    meter.update(stage === "read" ? done / 1e6 : done);
+  };
   try {
     const r = await buildDataset({
       inputs: o.from,
@@ -79,7 +91,9 @@ async function runBuild(raw: unknown): Promise<number> {
       force: o.force,
       showEndpoint: o.showEndpoint,
       log: (line) => process.stderr.write(`${line}\n`),
+      progress,
     });
+    for (const meter of meters.values()) meter.stop();
     const c = r.manifest.counts;
     process.stdout.write(
       `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,

@@ -20,6 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), "ehrgym-ds-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let rows: EpisodeRowInput[];
+let firstStderr = "";
 const input = join(dir, "teacher.jsonl");
 const ds = join(dir, "ds");
 
@@ -38,9 +39,19 @@ beforeAll(async () => {
   writeFileSync(input, toJsonl(rows));
   const r = build("--from", input, "--out", ds, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
   expect(r.status, r.stderr).toBe(0);
+  firstStderr = r.stderr;
 }, 300_000);
 
 describe("dataset build", () => {
+  it("shows its progress in a log as whole lines: the input's MB read, then the rows written, each to 100%", () => {
+    const kept = rows.filter((r) => r.reward === 1).length;
+    const mb = Math.round(statSync(input).size / 1e6).toLocaleString("en-US");
+    expect(firstStderr).not.toContain("\r");
+    expect(firstStderr, firstStderr).toMatch(new RegExp(`^dataset: reading ${mb}/${mb} MB \\(100%\\) \\| [\\d.,]+ MB/s \\| ETA \\S+$`, "m"));
+    expect(firstStderr, firstStderr).toMatch(new RegExp(`^dataset: writing ${kept}/${kept} rows \\(100%\\) \\| [\\d.,]+ rows/s \\| ETA \\S+$`, "m"));
+    expect(firstStderr.indexOf("dataset: reading")).toBeLessThan(firstStderr.indexOf("dataset: writing"));
+  });
+
   it("keeps the correct episodes as trl rows that pass the one row schema", () => {
     const out = allRows(ds);
     expect(out.length).toBe(rows.filter((r) => r.reward === 1).length);
