@@ -68,10 +68,13 @@ async function runBuild(raw: unknown): Promise<number> {
     let meter = meters.get(stage);
     if (!meter) {
       if (stage === "write") meters.get("read")?.stop();
-      meter = stage === "read" ? createMeter({ label: "dataset: reading", unit: "MB", total: total / 1e6 }) : createMeter({ label: "dataset: writing", unit: "rows", total });
+      meter =
+        stage === "read"
+          ? createMeter({ label: "dataset: reading", unit: "MB", total, format: (bytes) => Math.round(bytes / 1e6).toLocaleString("en-US") })
+          : createMeter({ label: "dataset: writing", unit: "rows", total });
       meters.set(stage, meter);
     }
-    meter.update(stage === "read" ? done / 1e6 : done);
+    meter.update(done);
   };
   try {
     const r = await buildDataset({

@@ -56,7 +56,8 @@ export function createMeter(o: MeterOptions): Meter {
     const secs = (performance.now() - started) / 1000;
     const rate = secs > 0 ? Math.max(0, done - (o.startAt ?? 0)) / secs : 0;
     const left = rate > 0 && total >= done ? duration((total - done) / rate) : "-";
-    const pct = total > 0 ? ` (${Math.floor((100 * done) / total)}%)` : "";
+    // 100 * x / x can come out just under 100 for a fractional count: done is 100%, not 99.
+    const pct = total > 0 ? ` (${done >= total ? 100 : Math.floor((100 * done) / total)}%)` : "";
     const rateText = o.format ? o.format(rate) : rate >= 100 ? thousands(rate) : rate.toFixed(1);
     return `${o.label} ${fmt(done)}/${fmt(total)} ${o.unit}${pct} | ${rateText} ${o.unit}/s${note ? ` | ${note}` : ""} | ETA ${left}`;
   };

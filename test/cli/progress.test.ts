@@ -64,4 +64,16 @@ describe("progress on a pipe", () => {
     expect(lines.map((l) => /^copy (\d)\/4 files/.exec(l)?.[1])).toEqual(["1", "2", "3"]);
     for (const l of lines) expect(l).toMatch(line("copy", "files"));
   });
+
+  it("shows a finished count as 100% when the counts are fractions (100 * x / x can round under 100)", () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (d: Buffer) => (text += d.toString()));
+    const total = 10.300003; // 10,300,003 bytes in MB: 100 * x / x = 99.99999999999999
+    expect(Math.floor((100 * total) / total)).toBe(99);
+    const meter = createMeter({ label: "read", unit: "MB", total, everyMs: 0, tty: false, stream: out });
+    meter.update(total);
+    meter.stop();
+    expect(text).toContain("(100%)");
+  });
 });
