@@ -38,6 +38,8 @@ export interface BuildOptions {
   /** Name the teacher endpoints' hosts in the card (off: they may be private). */
   showEndpoint?: boolean;
   log?: (line: string) => void;
+  /** Stops the build: it throws the signal's reason, and nothing is left behind (no --out change, no temp folder). */
+  signal?: AbortSignal;
   /** Pass 1 counts the input's bytes read, pass 2 the rows written, each against its total. */
   progress?: (stage: BuildStage, done: number, total: number) => void;
 }
@@ -112,7 +114,7 @@ class RowReader {
 async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void) {
   const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
   const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources) };
-  const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)));
+  const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)), o.signal);
   for (const line of s.badExamples) log(`skipped ${line}`);
   if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
   const reader = new RowReader(o.inputs);
@@ -153,6 +155,11 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
           const row = reader.row(e);
           example ??= row;
           o.progress?.("write", ++written, kept);
+          // Pass 2 is synchronous: let a signal handler run now and then.
+          if (o.signal && written % 64 === 0) {
+            await new Promise(setImmediate);
+            o.signal.throwIfAborted();
+          }
           const line = `${JSON.stringify(row)}\n`;
           jsonl.write(line, 1);
           arrow?.add(row, line.length);

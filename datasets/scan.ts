@@ -45,7 +45,7 @@ export type SourceInfo = ReturnType<typeof sourceOf>;
 type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut };
 
 /** `progress`: bytes read of all inputs, against their total size. */
-export async function scan(paths: readonly string[], filter: RowFilter, progress?: (done: number, total: number) => void) {
+export async function scan(paths: readonly string[], filter: RowFilter, progress?: (done: number, total: number) => void, signal?: AbortSignal) {
   const r = {
     entries: [] as Entry[],
     sources: [] as SourceInfo[],
@@ -85,6 +85,7 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
       }
       lines = line.lineNo;
       progress?.(readBefore + bytes, totalBytes);
+      signal?.throwIfAborted();
       const text = lineText(line.bytes);
       if (text === undefined) {
         bad(line.lineNo, NOT_UTF8);

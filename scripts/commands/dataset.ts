@@ -76,6 +76,10 @@ async function runBuild(raw: unknown): Promise<number> {
     }
     meter.update(done);
   };
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   try {
     const r = await buildDataset({
       inputs: o.from,
@@ -95,6 +99,7 @@ async function runBuild(raw: unknown): Promise<number> {
       showEndpoint: o.showEndpoint,
       log: (line) => process.stderr.write(`${line}\n`),
       progress,
+      signal: abort.signal,
     });
     for (const meter of meters.values()) meter.stop();
     const c = r.manifest.counts;
@@ -103,7 +108,15 @@ async function runBuild(raw: unknown): Promise<number> {
     );
     return 0;
   } catch (err) {
+    for (const meter of meters.values()) meter.stop();
+    if (abort.signal.aborted) {
+      process.stderr.write(`dataset build stopped: nothing written (${o.out} is as it was)\n`);
+      return 130;
+    }
     return await buildOrValidateFailed(err);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
 }
 

@@ -2,7 +2,7 @@
 // splits, decontamination, bad input.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDataset, cardFeatures, hfFeatures, type Format, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, rowColumns, toolCallProblems, TrlRow } from "../../datasets/index.ts";
@@ -15,6 +15,8 @@ const decoded = (r: unknown) => {
 import type { EpisodeRowInput } from "../../rollout/index.ts";
 import { expertRows, toJsonl } from "./fixture.ts";
 import { arrowRowsApache, arrowRowsFlechette, cli, readJsonl, tree } from "./helpers.ts";
+import { spawn } from "node:child_process";
+import { PROJECT_ROOT } from "../helpers/shared.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-ds-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +53,25 @@ describe("dataset build", () => {
     expect(firstStderr, firstStderr).toMatch(new RegExp(`^dataset: writing ${kept}/${kept} rows \\(100%\\) \\| [\\d.,]+ rows/s \\| ETA \\S+$`, "m"));
     expect(firstStderr.indexOf("dataset: reading")).toBeLessThan(firstStderr.indexOf("dataset: writing"));
   });
+
+  it("stops on SIGINT or SIGTERM with one line and exit 130, leaving nothing behind", async () => {
+    // Big enough to take a second or two: the signal comes as soon as the build's temp folder appears.
+    const big = join(dir, "big.jsonl");
+    writeFileSync(big, Array.from({ length: 8 }, (_, k) => toJsonl(rows.map((r) => ({ ...r, sample: (r.sample ?? 0) + 100 * (k + 1) })))).join(""));
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const out = join(dir, `stopped-${signal}`);
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", "dataset", "build", "--from", big, "--out", out], { cwd: PROJECT_ROOT });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+      const temp = `.${basename(out)}.tmp-${child.pid}`;
+      while (!readdirSync(dir).includes(temp)) await new Promise((r) => setTimeout(r, 5));
+      child.kill(signal);
+      expect(await closed, stderr).toBe(130);
+      expect(stderr).toContain(`dataset build stopped: nothing written (${out} is as it was)`);
+      expect(readdirSync(dir).filter((f) => f.includes(`stopped-${signal}`))).toEqual([]);
+    }
+  }, 120_000);
 
   it("keeps the correct episodes as trl rows that pass the one row schema", () => {
     const out = allRows(ds);
