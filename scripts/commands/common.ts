@@ -63,6 +63,20 @@ export function closeOnSignal(server: { close(): Promise<void> }): Promise<void>
   });
 }
 
+/** Runs `job` with a signal that SIGINT or SIGTERM aborts (a long command stops cleanly on either). */
+export async function stoppable<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const stop = (): void => abort.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    return await job(abort.signal);
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
 /** The one-line usage error for an output path the process cannot create or write. */
 export function unwritable(flag: string, path: string, err: unknown): UserError | unknown {
   const code = (err as NodeJS.ErrnoException)?.code;

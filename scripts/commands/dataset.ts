@@ -8,7 +8,7 @@ import type { BuildStage, Format } from "../../datasets/index.ts";
 // datasets pulls in apache-arrow, @huggingface/hub and yaml: loaded when a dataset command runs,
 // so every other ehrgym command starts as fast as before.
 const lib = () => import("../../datasets/index.ts");
-import { parseOptions } from "./common.ts";
+import { parseOptions, stoppable } from "./common.ts";
 import { createMeter, type Meter } from "./progress.ts";
 import { UserError } from "../../env/util/index.ts";
 
@@ -76,48 +76,46 @@ async function runBuild(raw: unknown): Promise<number> {
     }
     meter.update(done);
   };
-  const abort = new AbortController();
-  const onSignal = (): void => abort.abort();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const r = await buildDataset({
-      inputs: o.from,
-      out: o.out,
-      keep: o.keep,
-      ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
-      ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}),
-      dedupe: o.dedupe,
-      splits,
-      seed: o.seed,
-      excludeMrnsFrom: o.excludeMrnsFrom,
-      formats: o.format as Format[],
-      name: o.name ?? basename(resolve(o.out)),
-      license: o.license,
-      shardRows: o.shardRows,
-      force: o.force,
-      showEndpoint: o.showEndpoint,
-      log: (line) => process.stderr.write(`${line}\n`),
-      progress,
-      signal: abort.signal,
-    });
+  const stopMeters = () => {
     for (const meter of meters.values()) meter.stop();
-    const c = r.manifest.counts;
-    process.stdout.write(
-      `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
-    );
-    return 0;
-  } catch (err) {
-    for (const meter of meters.values()) meter.stop();
-    if (abort.signal.aborted) {
-      process.stderr.write(`dataset build stopped: nothing written (${o.out} is as it was)\n`);
-      return 130;
+  };
+  return await stoppable(async (signal) => {
+    try {
+      const r = await buildDataset({
+        inputs: o.from,
+        out: o.out,
+        keep: o.keep,
+        ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
+        ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}),
+        dedupe: o.dedupe,
+        splits,
+        seed: o.seed,
+        excludeMrnsFrom: o.excludeMrnsFrom,
+        formats: o.format as Format[],
+        name: o.name ?? basename(resolve(o.out)),
+        license: o.license,
+        shardRows: o.shardRows,
+        force: o.force,
+        showEndpoint: o.showEndpoint,
+        log: (line) => process.stderr.write(`${line}\n`),
+        progress,
+        signal,
+      });
+      stopMeters();
+      const c = r.manifest.counts;
+      process.stdout.write(
+        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+      );
+      return 0;
+    } catch (err) {
+      stopMeters();
+      if (signal.aborted) {
+        process.stderr.write(`dataset build stopped: nothing written (${o.out} is as it was)\n`);
+        return 130;
+      }
+      return await buildOrValidateFailed(err);
     }
-    return await buildOrValidateFailed(err);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  });
 }
 
 /** A dataset that cannot be built or read: one line, exit 1; a bad --exclude-mrns-from file is a usage error (exit 2). */

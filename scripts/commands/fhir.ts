@@ -13,7 +13,7 @@ import {
   startFhirHttpServer,
   type FhirStore,
 } from "../../env/fhir/index.ts";
-import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP, stoppable } from "./common.ts";
 import { UserError, writeFolderAtomic } from "../../env/util/index.ts";
 import { createMeter, type Meter } from "./progress.ts";
 
@@ -189,24 +189,22 @@ export function registerFhir(program: Command): void {
       );
       if (existsSync(o.out) && !statSync(o.out).isDirectory()) throw new UserError(`--out: ${JSON.stringify(o.out)} is not a directory`);
       let bar: Meter | undefined;
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
       try {
-        const result = await snapshotFhirServer({
-          from: o.from,
-          out: o.out,
-          types: o.types,
-          count: o.count,
-          signal: abort.signal,
-          onProgress: (p) => {
-            if (!o.progress) return;
-            bar ??= createMeter({ label: "snapshot", unit: "resources", total: p.total ?? p.written, startAt: p.written - p.writtenThisRun });
-            if (p.total === undefined || p.written > p.total) bar.setTotal(p.written);
-            bar.update(p.written, p.type);
-          },
-        });
+        const result = await stoppable((signal) =>
+          snapshotFhirServer({
+            from: o.from,
+            out: o.out,
+            types: o.types,
+            count: o.count,
+            signal,
+            onProgress: (p) => {
+              if (!o.progress) return;
+              bar ??= createMeter({ label: "snapshot", unit: "resources", total: p.total ?? p.written, startAt: p.written - p.writtenThisRun });
+              if (p.total === undefined || p.written > p.total) bar.setTotal(p.written);
+              bar.update(p.written, p.type);
+            },
+          }),
+        );
         bar?.stop();
         const total = Object.values(result.counts).reduce((a, b) => a + b, 0);
         if (result.interrupted) {
@@ -221,9 +219,6 @@ export function registerFhir(program: Command): void {
         bar?.stop();
         if (err instanceof RemoteFhirError) throw new Error(`snapshot failed: ${err.message} (re-run to resume)`);
         throw err;
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
       }
     });
 

@@ -14,9 +14,7 @@ const decoded = (r: unknown) => {
 };
 import type { EpisodeRowInput } from "../../rollout/index.ts";
 import { expertRows, toJsonl } from "./fixture.ts";
-import { arrowRowsApache, arrowRowsFlechette, cli, readJsonl, tree } from "./helpers.ts";
-import { spawn } from "node:child_process";
-import { PROJECT_ROOT } from "../helpers/shared.ts";
+import { arrowRowsApache, arrowRowsFlechette, cli, cliChild, readJsonl, tree } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-ds-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,7 +58,7 @@ describe("dataset build", () => {
     writeFileSync(big, Array.from({ length: 8 }, (_, k) => toJsonl(rows.map((r) => ({ ...r, sample: (r.sample ?? 0) + 100 * (k + 1) })))).join(""));
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       const out = join(dir, `stopped-${signal}`);
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", "dataset", "build", "--from", big, "--out", out], { cwd: PROJECT_ROOT });
+      const child = cliChild(["dataset", "build", "--from", big, "--out", out]);
       let stderr = "";
       child.stderr.on("data", (d) => (stderr += d));
       const closed = new Promise<number | null>((resolve) => child.on("close", resolve));

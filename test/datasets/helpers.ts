@@ -1,5 +1,5 @@
 // Running the real CLI and reading its outputs back, for the dataset tests.
-import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnSyncReturns } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { tableFromIPC } from "apache-arrow";
@@ -9,10 +9,14 @@ import { PROJECT_ROOT } from "../helpers/shared.ts";
 export const cli = (args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> =>
   spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 180_000, env: { ...process.env, ...env } });
 
+/** The CLI as a running child (to signal it). */
+export const cliChild = (args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams =>
+  spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+
 /** The CLI as a child that does not block this process (needed when this process also serves HTTP). */
 export function cliAsync(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const child = cliChild(args, env);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
