@@ -4,10 +4,12 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, ren
 import { basename, dirname, join, resolve } from "node:path";
 
 /** Writes `data` to `path` through a temp file and a rename. `durable` fsyncs the file and its folder
- *  before returning (for journals a crash must not lose). */
+ *  before returning (for journals a crash must not lose). Temp files that writers killed earlier left
+ *  beside `path` (their process is gone) are removed first. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
   const target = resolve(path);
   mkdirSync(dirname(target), { recursive: true });
+  removeStaleTemps(target, `${basename(target)}.`, /^tmp-(\d+)$/);
   const tmp = `${target}.tmp-${process.pid}`;
   try {
     if (opts.durable) {
@@ -56,7 +58,7 @@ export function swapFolder(tmp: string, target: string): void {
  *  folder goes and `target` is left as it was. The parent folder must exist. Temp folders that
  *  writers killed earlier left beside `target` (their process is gone) are removed first. */
 export async function writeFolderAtomic<T>(target: string, fill: (dir: string) => T | Promise<T>, onStale?: (name: string, pid: number) => void): Promise<T> {
-  removeStaleTemps(target, onStale);
+  removeStaleTemps(target, `.${basename(target)}.`, /^(?:tmp|old)-(\d+)$/, onStale);
   const tmp = join(dirname(target), `.${basename(target)}.tmp-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
@@ -80,12 +82,13 @@ export function processRuns(pid: number): boolean {
   }
 }
 
-function removeStaleTemps(target: string, onStale?: (name: string, pid: number) => void): void {
+/** Removes what killed writers of `target` left beside it: `prefix` + a name `kind` matches, whose
+ *  number is the writer's process id, when that process is gone. */
+function removeStaleTemps(target: string, prefix: string, kind: RegExp, onStale?: (name: string, pid: number) => void): void {
   const parent = dirname(target);
   if (!existsSync(parent)) return;
-  const prefix = `.${basename(target)}.`;
   for (const name of readdirSync(parent)) {
-    const m = name.startsWith(prefix) ? /^(?:tmp|old)-(\d+)$/.exec(name.slice(prefix.length)) : null;
+    const m = name.startsWith(prefix) ? kind.exec(name.slice(prefix.length)) : null;
     const pid = Number(m?.[1]);
     if (!m || pid === process.pid || processRuns(pid)) continue;
     rmSync(join(parent, name), { recursive: true, force: true });

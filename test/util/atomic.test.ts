@@ -1,0 +1,23 @@
+// Whole-or-nothing writes: what a killed writer left beside its target goes with the next write.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { writeFileAtomic } from "../../env/util/index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ehrgym-atomic-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("writeFileAtomic", () => {
+  it("removes the temp file a killed writer of the same file left, and keeps a running writer's", () => {
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid!; // a process that has exited
+    const target = join(dir, "state.json");
+    writeFileSync(`${target}.tmp-${gone}`, '{"half": ');
+    writeFileSync(`${target}.tmp-${process.ppid}`, "another writer, still running");
+    writeFileSync(join(dir, `other.json.tmp-${gone}`), "not this file's");
+    writeFileAtomic(target, '{"whole": true}\n');
+    expect(readFileSync(target, "utf8")).toBe('{"whole": true}\n');
+    expect(readdirSync(dir).sort()).toEqual([`other.json.tmp-${gone}`, "state.json", `state.json.tmp-${process.ppid}`].sort());
+  });
+});
