@@ -121,6 +121,8 @@ export async function runEpisodes(o: RunOptions) {
   let anySuccess = false;
   let next = 0;
   let stopped: { reason: StopReason; message: string } | undefined;
+  /** What a worker threw (a failed write of `out`, a bug): thrown once every worker has ended. */
+  let failure: { error: unknown } | undefined;
   function stop(reason: StopReason, message: string) {
     if (stopped) return;
     stopped = { reason, message };
@@ -183,7 +185,9 @@ export async function runEpisodes(o: RunOptions) {
           stop("fatal", err.fatal);
           continue;
         }
-        throw err;
+        // The other workers end their episodes (aborted) before the run throws, so none is left running.
+        failure ??= { error: err };
+        stop("fatal", err instanceof Error ? err.message : String(err));
       }
     }
   };
@@ -195,6 +199,7 @@ export async function runEpisodes(o: RunOptions) {
     o.signal?.removeEventListener("abort", onOuterAbort);
     await appender?.close();
   }
+  if (failure) throw failure.error;
   if (!stopped && o.maxEpisodes !== undefined && budget < todo.length) stopped = { reason: "max-episodes", message: `--max-episodes ${o.maxEpisodes} reached` };
   return { rows, heads, ran, skipped, existing: { rows: existing.rows, correct: existing.correct, retried: existing.retried }, ...(stopped ? { stopped } : {}) };
 }

@@ -1,7 +1,7 @@
 // The `ehrgym` command. Only the module of the command asked for is loaded (`ehrgym --help` loads
 // none), so a command starts in the time Node and its own imports take.
 import { Command, CommanderError } from "commander";
-import { StateError, UserError } from "../env/util/index.ts";
+import { StateError, StorageError, UserError } from "../env/util/index.ts";
 import { stopWithParent } from "./commands/under-npm.ts";
 
 type Register = (program: Command) => void;
@@ -74,6 +74,11 @@ try {
   if (err instanceof UserError || err instanceof StateError) {
     process.stderr.write(`ehrgym: ${err.message}\n`);
     process.exit(2);
+  }
+  // The machine refused a write (full disk, I/O error): one line naming the file, exit 1; no stack, as no code is at fault.
+  if (err instanceof StorageError) {
+    process.stderr.write(`ehrgym: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`ehrgym: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);

@@ -2,9 +2,11 @@
 // filled beside its target and swapped in, the old one restored if the swap fails.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { storageError } from "./errors.ts";
 
-/** Writes `data` to `path` through a temp file and a rename. `durable` fsyncs the file and its folder
- *  before returning (for journals a crash must not lose). Temp files that writers killed earlier left
+/** Writes `data` to `path` through a temp file and a rename (a full disk: a StorageError naming `path`,
+ *  and `path` as it was). `durable` fsyncs the file and its folder before returning (for journals a
+ *  crash must not lose). Temp files that writers killed earlier left
  *  beside `path` (their process is gone) are removed first. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
   const target = resolve(path);
@@ -24,7 +26,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
     renameSync(tmp, target);
   } catch (e) {
     if (existsSync(tmp)) unlinkSync(tmp);
-    throw e;
+    throw storageError(path, e);
   }
   if (opts.durable) {
     const dir = openSync(dirname(target), "r");

@@ -1,8 +1,9 @@
-// JSONL appends: a torn last line (kill -9 mid-write) is cut off before appending, and each appended
-// line goes out whole, in call order.
+// JSONL appends: a torn last line (kill -9 mid-write, a full disk) is cut off before appending, and
+// each appended line goes out whole, in call order, or the appends stop at the first failed write.
 import { existsSync } from "node:fs";
 import { mkdir, open, stat, truncate, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { storageError } from "./errors.ts";
 
 /** Length of the file up to and including its last newline (reads backwards from the end). */
 async function completeLength(handle: FileHandle, size: number): Promise<number> {
@@ -34,7 +35,9 @@ export async function prepareAppend(path: string): Promise<void> {
 
 /**
  * Appends rows in call order, each line whole (JSON.stringify). Rows that arrive while a write is in
- * flight go out together in the next one.
+ * flight go out together in the next one. A write that fails (a full disk: a StorageError naming the
+ * file) fails every later append too, so nothing follows the torn line it may leave; prepareAppend
+ * cuts that line off before the next run appends.
  */
 export class JsonlAppender {
   private written: Promise<void> = Promise.resolve();
@@ -50,7 +53,12 @@ export class JsonlAppender {
       const handle = this.handle;
       batch.written = this.written.then(async () => {
         if (this.waiting === batch) this.waiting = undefined;
-        await (await handle).write(batch.lines.join(""));
+        try {
+          // appendFile, not write: it writes again after a short write (a disk filling up), until all is out or it fails.
+          await (await handle).appendFile(batch.lines.join(""));
+        } catch (err) {
+          throw storageError(this.path, err);
+        }
       });
       this.waiting = batch;
       this.written = batch.written;
@@ -58,9 +66,14 @@ export class JsonlAppender {
     this.waiting.lines.push(`${JSON.stringify(row)}\n`);
     return this.waiting.written;
   }
+  /** Waits for the writes in flight and closes the file; rejects with the first failed write's error. */
   async close(): Promise<void> {
-    await this.written;
-    if (this.handle) await (await this.handle).close();
-    this.handle = undefined;
+    try {
+      await this.written;
+    } finally {
+      const handle = this.handle;
+      this.handle = undefined;
+      if (handle) await (await handle).close();
+    }
   }
 }

@@ -2,7 +2,7 @@
 // tasks, keep every trajectory with its reward; resumable, shardable, stops at a target of correct ones.
 import type { Command } from "commander";
 import { z } from "zod";
-import { UserError } from "../../env/util/index.ts";
+import { StorageError, UserError } from "../../env/util/index.ts";
 import { parseOptions } from "./common.ts";
 import { addModelOptions, addSetupOptions, buildStore, makeEnvFactory, makeModelPolicy, ModelFlags, patientSource, SetupFlags, selectTasks } from "./episode-setup.ts";
 import { checkOut, executeRun, inputsOf, runFlags, runItems, type Shard } from "./run-episodes.ts";
@@ -84,6 +84,10 @@ export async function runRollout(raw: unknown): Promise<number> {
       },
     });
     return code;
+  } catch (err) {
+    // A full disk leaves at most a torn last line, which the next run cuts off before it resumes.
+    if (err instanceof StorageError && err.path === o.out) throw err.withHint("the rows before it are kept: free space and re-run the same command to resume");
+    throw err;
   } finally {
     out.release();
   }
