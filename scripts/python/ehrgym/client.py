@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
-from .errors import EhrGymError, NotFoundError
+from .errors import EhrGymError, EpisodeLostError, NotFoundError
 from .results import EpisodeState, Health, Message, Reset, ScoreResult, StepResult, TaskPage
 from .wire import Format, Wire
 
@@ -25,11 +25,6 @@ def _episode_path(episode_id: str, *rest: str) -> str:
 def new_episode_id() -> str:
     """A fresh id the client chooses, so a load balancer can route the episode before it exists."""
     return f"ep-{uuid.uuid4().hex}"
-
-
-def _lost(err: BaseException) -> bool:
-    """The episode is gone with its replica: 404 unknown_episode, or no answer at all."""
-    return isinstance(err, httpx.TransportError) or (isinstance(err, EhrGymError) and err.code == "unknown_episode")
 
 
 def _create_body(task_id: Optional[str], task: Optional[Dict[str, Any]], protocol: str, max_rounds: Optional[int], writes: Optional[str], episode_id: Optional[str] = None) -> Dict[str, Any]:
@@ -77,14 +72,18 @@ class Client:
 
     def request(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None, episode_id: Optional[str] = None) -> Any:
         """Send one request (`episode_id`: the episode it is about, sent as X-Episode-Id); returns the
-        decoded reply or raises an EhrGymError subclass."""
+        decoded reply or raises an EhrGymError subclass. About an episode, no answer (a load balancer's
+        502/503/504 page, a failed or broken connection) raises EpisodeLostError naming it; about none,
+        a connection error is httpx's."""
         request = self._wire.build(self._http, method, path, body, query, episode_id)
         for attempt in range(self._wire.retries + 1):
             try:
                 return self._wire.parse(self._http.send(request))
             except httpx.TransportError as err:
                 if attempt == self._wire.retries or not Wire.may_retry(method, err):
-                    raise
+                    if episode_id is None:
+                        raise
+                    raise self._wire.lost(episode_id, err) from err
                 time.sleep(min(0.05 * 2**attempt, 1.0))
         raise AssertionError("unreachable")
 
@@ -129,8 +128,9 @@ class Client:
 
     def episode(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, protocol: str = "text", max_rounds: Optional[int] = None, writes: Optional[str] = None, episode_id: Optional[str] = None, reopen: bool = False) -> "Episode":
         """Opens an episode; use it in a `with` block, which always deletes it on the server.
-        `reopen`: when its replica loses it (unknown_episode or no answer), open the task again under
-        the same id and replay the turns so far, then retry the step (the env is deterministic)."""
+        `reopen`: when its replica loses it (EpisodeLostError: unknown_episode, a load balancer's 502/503/504
+        or no answer), open the task again under the same id and replay the turns so far, then retry the
+        step (the env is deterministic). Without it, a step of a lost episode raises EpisodeLostError."""
         body = _create_body(task_id, task, protocol, max_rounds, writes, episode_id)
         return Episode(self, Reset.parse(self.request("POST", "/v1/episodes", body, episode_id=body["episode_id"])), body, reopen)
 
@@ -173,13 +173,13 @@ class Episode(_EpisodeState):
     def step(self, action: Action) -> StepResult:
         try:
             return self._record(action, self.client.step(self.id, action))
-        except (httpx.TransportError, EhrGymError) as err:
-            if not (self._reopen and _lost(err)):
+        except EpisodeLostError:
+            if not self._reopen:
                 raise
         self.reopened += 1
         try:  # a broken connection may have left it open on a live replica
             self.client.delete_episode(self.id)
-        except (httpx.TransportError, EhrGymError):
+        except EhrGymError:
             pass
         self.client.request("POST", "/v1/episodes", self._body, episode_id=self.id)
         for past in self._actions:
@@ -221,7 +221,9 @@ class AsyncClient:
                 return self._wire.parse(await self._http.send(request))
             except httpx.TransportError as err:
                 if attempt == self._wire.retries or not Wire.may_retry(method, err):
-                    raise
+                    if episode_id is None:
+                        raise
+                    raise self._wire.lost(episode_id, err) from err
                 await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
         raise AssertionError("unreachable")
 
@@ -278,13 +280,13 @@ class AsyncEpisode(_EpisodeState):
     async def step(self, action: Action) -> StepResult:
         try:
             return self._record(action, await self.client.step(self.id, action))
-        except (httpx.TransportError, EhrGymError) as err:
-            if not (self._reopen and _lost(err)):
+        except EpisodeLostError:
+            if not self._reopen:
                 raise
         self.reopened += 1
         try:  # a broken connection may have left it open on a live replica
             await self.client.delete_episode(self.id)
-        except (httpx.TransportError, EhrGymError):
+        except EhrGymError:
             pass
         await self.client.request("POST", "/v1/episodes", self._body, episode_id=self.id)
         for past in self._actions:

@@ -9,7 +9,7 @@ from typing import Any, Dict, Literal, Mapping, Optional
 import httpx
 import msgpack
 
-from .errors import error_for
+from .errors import EpisodeLostError, error_for
 
 JSON_TYPE = "application/json"
 MSGPACK_TYPE = "application/msgpack"
@@ -69,8 +69,13 @@ class Wire:
         else:
             value = data.decode("utf-8", "replace")
         if response.status_code >= 400:
-            raise error_for(response.status_code, value, response.headers.get("retry-after"))
+            episode_id = response.request.headers.get(EPISODE_HEADER)
+            raise error_for(response.status_code, value, response.headers.get("retry-after"), episode_id, response.reason_phrase)
         return value
+
+    def lost(self, episode_id: str, error: httpx.TransportError) -> EpisodeLostError:
+        """A request about an episode that got no answer: to the caller, the episode is lost."""
+        return EpisodeLostError(episode_id, 0, f"episode {episode_id} is lost: no answer from {self.base_url} ({type(error).__name__}: {error or 'connection closed'})")
 
     @staticmethod
     def may_retry(method: str, error: Exception) -> bool:

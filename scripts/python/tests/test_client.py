@@ -15,9 +15,13 @@ from ehrgym import (
     BadRequestError,
     Client,
     EpisodeFinishedError,
+    EpisodeLostError,
     NotFoundError,
+    ServerBusyError,
+    ServerError,
     UnauthorizedError,
 )
+from ehrgym.errors import error_for
 
 
 def task1(client: Client) -> Dict[str, Any]:
@@ -108,6 +112,41 @@ def test_connection_errors_are_retried(server: ChildServer) -> None:
         with pytest.raises(httpx.ConnectError):
             client.health()
     assert len(sent) == 3
+
+
+def test_no_answer_about_an_episode_is_a_lost_episode(server: ChildServer) -> None:
+    # Nothing listens on the port: after its retries, a request about an episode names the episode.
+    with Client("http://127.0.0.1:9", retries=1, timeout=5) as client:
+        with pytest.raises(EpisodeLostError) as lost:
+            client.step("ep-gone", "FINISH([])")
+    assert (lost.value.status, lost.value.episode_id) == (0, "ep-gone")
+    assert str(lost.value).startswith("no reply [episode_id]: episode ep-gone is lost: no answer from http://127.0.0.1:9 (ConnectError")
+    assert isinstance(lost.value.__cause__, httpx.ConnectError)
+
+    async def play() -> None:
+        async with AsyncClient("http://127.0.0.1:9", retries=0, timeout=5) as client:
+            with pytest.raises(EpisodeLostError) as lost:
+                await client.get_episode("ep-gone")
+            assert lost.value.episode_id == "ep-gone"
+
+    asyncio.run(play())
+
+
+NGINX_PAGE = b"<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
+
+@pytest.mark.parametrize("status,reason", [(502, "Bad Gateway"), (503, "Service Temporarily Unavailable"), (504, "Gateway Time-out")])
+def test_a_load_balancers_error_page_is_a_lost_episode(status: int, reason: str) -> None:
+    page = NGINX_PAGE % (status, reason.encode(), status, reason.encode())
+    lost = error_for(status, page.decode(), None, "ep-7", reason)
+    assert isinstance(lost, EpisodeLostError) and (lost.status, lost.episode_id) == (status, "ep-7")
+    assert str(lost) == f"HTTP {status} [episode_id]: episode ep-7 is lost: the load balancer answered {status} {reason}, no replica answered for it (the one holding it is down or died mid-request)"
+    # About no episode: a server error that says who answered, without the page either.
+    other = error_for(status, page.decode(), None, None, reason)
+    assert type(other) is ServerError and "<" not in str(other) and "load balancer" in str(other)
+    # A replica's own 503 (its --max-episodes are open) is not a lost episode.
+    busy = error_for(503, {"error": "too many open episodes (limit 4); DELETE finished ones or raise --max-episodes"}, "2", "ep-7")
+    assert type(busy) is ServerBusyError and busy.retry_after == 2.0
 
 
 def test_async_client_runs_a_group_concurrently(server: ChildServer) -> None:

@@ -1,6 +1,8 @@
 """deploy/nginx with the real nginx on loopback: 3 replicas, 1,000 concurrent episodes from the Python
 client, every step served by the replica that holds the episode, rewards equal to a direct run, and
-a replica killed mid-run losing only its own episodes."""
+a replica killed mid-run losing only its own episodes; a replica killed while it holds a step reads
+as EpisodeLostError in the Python client (or is re-opened elsewhere); OpenEnv's /ws session through
+the proxy."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -23,7 +26,7 @@ import httpx
 import pytest
 
 from conftest import ROOT, SERVE_ARGS, ChildServer, start
-from ehrgym import AsyncClient, EhrGymError
+from ehrgym import AsyncClient, Client, EhrGymError, EpisodeLostError
 
 EPISODES = 1000
 DEPLOY = ROOT / "deploy" / "nginx"
@@ -87,9 +90,8 @@ class Nginx:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Tuple[Dict[str, ChildServer], Nginx]]:
-    replicas = {name: start(["serve", "--port", "0", "--replica-id", name, "--max-episodes", "4096", *SERVE_ARGS]) for name in ("ra", "rb", "rc")}
+def _cluster(names: Tuple[str, ...]) -> Iterator[Tuple[Dict[str, ChildServer], Nginx]]:
+    replicas = {name: start(["serve", "--port", "0", "--replica-id", name, "--max-episodes", "4096", *SERVE_ARGS]) for name in names}
     proxy: Optional[Nginx] = None
     try:
         proxy = Nginx([r.url for r in replicas.values()])
@@ -99,6 +101,17 @@ def cluster() -> Iterator[Tuple[Dict[str, ChildServer], Nginx]]:
             proxy.stop()
         for r in replicas.values():
             r.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Tuple[Dict[str, ChildServer], Nginx]]:
+    yield from _cluster(("ra", "rb", "rc"))
+
+
+@pytest.fixture(scope="module")
+def doomed() -> Iterator[Tuple[Dict[str, ChildServer], Nginx]]:
+    """Replicas the tests below kill one by one (the 1,000-episode test keeps its own)."""
+    yield from _cluster(("la", "lb", "lc"))
 
 
 class Seen:
@@ -194,3 +207,85 @@ def _tasks(url: str):
 
     with Client(url, format="json") as client:
         return client.tasks().tasks
+
+
+def _holder(client: Client, episode_id: str) -> str:
+    """The replica that answers about the episode (X-Ehrgym-Replica)."""
+    reply = client._http.get(f"/v1/episodes/{episode_id}", headers={"X-Episode-Id": episode_id})
+    reply.raise_for_status()
+    return reply.headers["x-ehrgym-replica"]
+
+
+def _wait_for_unread_request(port: int) -> None:
+    """Until a connection to `port` on this host holds bytes its (stopped) server has not read: the
+    request nginx sent it. Read from the kernel's socket table (/proc/net/tcp: rx_queue)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                local, state, queues = fields[1], fields[3], fields[4]
+                if int(local.rsplit(":", 1)[1], 16) == port and state == "01" and int(queues.split(":")[1], 16) > 0:
+                    return
+        time.sleep(0.02)
+    raise AssertionError(f"no request reached port {port}")
+
+
+def _kill_mid_step(replica: ChildServer, step):
+    """Stops the replica, starts `step` (it reaches the replica through nginx and waits), kills the
+    replica while it holds the request, and returns the step's result or exception."""
+    port = httpx.URL(replica.url).port
+    assert port is not None
+    os.kill(replica.proc.pid, signal.SIGSTOP)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(step)
+        _wait_for_unread_request(port)
+        os.kill(replica.proc.pid, signal.SIGKILL)
+        replica.proc.wait()
+        error = pending.exception(timeout=120)
+        return error if error is not None else pending.result()
+
+
+def test_openenv_websocket_episode_through_nginx(doomed: Tuple[Dict[str, ChildServer], Nginx]) -> None:
+    from ehrgym.openenv import EhrGymAction, EhrGymEnvClient
+
+    _, proxy = doomed
+    task = next(t.raw for t in _tasks(proxy.url) if t.raw.get("type") == "task1" and t.raw.get("sol"))
+    with EhrGymEnvClient(proxy.url).sync() as env:
+        result = env.reset(task_id=task["id"])
+        assert result.observation.task_id == task["id"] and not result.done
+        result = env.step(EhrGymAction(content=f"FINISH({json.dumps(task['sol'])})"))
+        assert (result.reward, result.done) == (1.0, True)
+        assert env.state().step_count == 1
+
+
+def test_a_replica_killed_mid_step_is_a_lost_episode(doomed: Tuple[Dict[str, ChildServer], Nginx]) -> None:
+    replicas, proxy = doomed
+    task = next(t.raw for t in _tasks(proxy.url) if t.raw.get("type") == "task1" and t.raw.get("sol"))
+    answer = f"FINISH({json.dumps(task['sol'])})"
+    with Client(proxy.url, format="json") as client:
+        # Without reopen: the step nginx could not finish is nginx's 502, and the client says which
+        # episode is lost (not nginx's HTML page).
+        ep = client.episode(task_id=task["id"])
+        ep.step(PROBE)
+        victim = replicas[_holder(client, ep.id)]
+        lost = _kill_mid_step(victim, lambda: ep.step(answer))
+        assert isinstance(lost, EpisodeLostError), repr(lost)
+        assert (lost.status, lost.episode_id) == (502, ep.id)
+        assert str(lost).startswith(f"HTTP 502 [episode_id]: episode {ep.id} is lost: the load balancer answered 502 Bad Gateway,"), str(lost)
+        assert "<" not in str(lost)
+        # Its next step reaches a live replica, which does not hold it: lost as well.
+        with pytest.raises(EpisodeLostError) as gone:
+            ep.step(answer)
+        assert (gone.value.status, gone.value.code, gone.value.episode_id) == (404, "unknown_episode", ep.id)
+        ep.close()
+
+        # With reopen: the same failure re-opens the episode on a live replica and replays its turns.
+        with client.episode(task_id=task["id"], reopen=True) as again:
+            again.step(PROBE)
+            victim = replicas[_holder(client, again.id)]
+            result = _kill_mid_step(victim, lambda: again.step(answer))
+            assert not isinstance(result, BaseException), repr(result)
+            assert (result.reward, result.done, again.reopened) == (1.0, True, 1)
+            assert _holder(client, again.id) != victim.hello["replica_id"]
+            assert client.get_episode(again.id).steps == 2

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ehrgym import Client, NotFoundError
+from ehrgym import Client, EpisodeLostError, NotFoundError
 
 
 def _task(client: Client):
@@ -35,9 +35,11 @@ def test_a_lost_episode_is_unknown_episode_and_reopen_replays_it(client: Client)
     plain = client.episode(task_id=task.id)
     plain.step(probe)
     client.delete_episode(plain.id)  # as if its replica had gone
-    with pytest.raises(NotFoundError) as lost:
+    with pytest.raises(EpisodeLostError) as lost:
         plain.step(answer)
-    assert lost.value.code == "unknown_episode"
+    assert isinstance(lost.value, NotFoundError)  # what code written before EpisodeLostError catches
+    assert (lost.value.status, lost.value.code, lost.value.episode_id) == (404, "unknown_episode", plain.id)
+    assert f"episode {plain.id} not found" in str(lost.value)
 
     with client.episode(task_id=task.id, reopen=True) as ep:
         ep.step(probe)
