@@ -132,7 +132,13 @@ class EhrGymEnvironment:
         self.messages.extend(result.observation)
         self.reward, self.done = result.reward, result.done
         replies = [m.get("content") or "" for m in result.observation if m.get("role") == "tool"]
-        return "\n".join(replies) if replies else "\n".join(m.get("content") or "" for m in result.observation)
+        answer = replies or [m.get("content") or "" for m in result.observation]
+        # A call that ends the run (invalid arguments, unknown tool, a failed finish) has no tool reply:
+        # the step's info.error says which call failed, why, and that the run ended.
+        error = result.info.get("error")
+        if isinstance(error, str) and error:
+            answer = [*answer, error]
+        return "\n".join(a for a in answer if a)
 
     def get_reward(self) -> float:
         reward = self.reward

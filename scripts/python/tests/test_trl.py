@@ -116,3 +116,66 @@ def test_scripted_tool_calls_get_reward_one(server: ChildServer, client: Client)
     assert env.get_reward() == 1.0
     assert client.health().episodes_open == 0
     assert env.finish(value=task["sol"]).startswith("The episode has ended")
+
+
+INVALID_CALL = {"name": "fhir_observation_search", "arguments": {"search_params": {"patient": "x"}}}
+
+
+def protocol_error(client: Client, task_id: str, call: Dict[str, Any]) -> str:
+    """What the server's tool protocol says of `call` as an episode's first turn (the step's info.error)."""
+    message = {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
+    with client.episode(task_id=task_id, protocol="tools") as ep:
+        result = ep.step(message)
+    assert result.done and result.observation == []
+    return str(result.info["error"])
+
+
+def test_an_invalid_tool_call_answers_why_the_episode_ended(server: ChildServer, client: Client) -> None:
+    task = found_task1(client)
+    expected = protocol_error(client, task["id"], INVALID_CALL)
+    # Which call failed, why, and that the run ended.
+    assert expected.startswith("fhir_observation_search: invalid argument search_params.code") and "the run ends" in expected
+    env = environment(server.url, token=TOKEN)()
+    env.reset(task_id=task["id"], prompt=[])
+    assert env.fhir_observation_search(**INVALID_CALL["arguments"]) == expected
+    assert env.done and env.get_reward() == 0.0
+
+
+def test_grpo_trainer_shows_the_model_an_invalid_calls_error(server: ChildServer, client: Client, tmp_path: Any) -> None:
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    from trl import GRPOConfig, GRPOTrainer
+
+    dataset = prompt_dataset(server.url, token=TOKEN, type="task1", limit=1)
+    expected = protocol_error(client, dataset[0]["task_id"], INVALID_CALL)
+    logged: List[Any] = []
+
+    def seen(prompts: List[Any], completions: List[Any], **_: Any) -> List[float]:
+        logged.extend(completions)
+        return [0.0] * len(completions)
+
+    tokenizer, model = scripted_pair(INVALID_CALL, seed=0)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=512,  # the tool answers are in the completion: one token per byte
+        max_tool_calling_iterations=2,
+        max_steps=1,
+        learning_rate=1e-3,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        seed=0,
+        shuffle_dataset=False,
+    )
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[seen], train_dataset=dataset, environment_factory=environment(server.url, token=TOKEN), args=args)
+    trainer.train()
+
+    # The completion the model continues from (and the trainer logs): the call, then the protocol's
+    # error as the tool's answer; a second call is told the episode has ended.
+    assert len(logged) == 2
+    for completion in logged:
+        answers = [m["content"] for m in completion if m["role"] == "tool"]
+        assert answers[0] == expected, completion
+        assert all(a.startswith("The episode has ended") for a in answers[1:]), answers
+    assert client.health().episodes_open == 0
