@@ -2,6 +2,7 @@
 import { createRequire } from "node:module";
 import msgpack from "msgpack-lite";
 import { HttpError } from "./errors.ts";
+import { nestedDeeperThan, nestingMessage } from "../util/index.ts";
 
 // msgpack-lite's default codec revives JS-specific ext types (Error, Date, typed arrays); clients
 // only send plain data, so use a codec without them. DecodeBuffer exposes the offset, which lets
@@ -38,7 +39,17 @@ export function replyEncoding(accept: string | undefined, request: Encoding): En
   return "json";
 }
 
+/** The body's value; 400 when it does not decode or nests deeper than the limit (zod and the graders recurse). */
 export function decodeBody(body: Buffer, encoding: Encoding): unknown {
+  return checkNesting(decodeValue(body, encoding));
+}
+
+export function checkNesting<T>(value: T): T {
+  if (nestedDeeperThan(value)) throw new HttpError(400, `body: ${nestingMessage()}`, "body");
+  return value;
+}
+
+export function decodeValue(body: Buffer, encoding: Encoding): unknown {
   if (body.length === 0) return {};
   if (encoding === "json") {
     try {

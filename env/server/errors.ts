@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { httpStatusOf } from "../util/index.ts";
 
 /** An error with an HTTP status; the message is sent to the client, `code` too when set (for machines). */
 export class HttpError extends Error {
@@ -36,4 +37,17 @@ function preview(value: unknown): string {
     text = String(value);
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Any thrown value as the HttpError a client gets: this vocabulary's own, else the util one's status, else 500. */
+export function asHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const status = httpStatusOf(err);
+  if (status !== undefined) return new HttpError(status, (err as Error).message);
+  return new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** The JSON error body of every route (ErrorResponse in ./schemas.ts). */
+export function errorBody(e: HttpError): { error: string; field?: string; code?: string } {
+  return { error: e.message, ...(e.field ? { field: e.field } : {}), ...(e.code ? { code: e.code } : {}) };
 }

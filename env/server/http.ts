@@ -3,8 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { decodeBody, encodeBody, replyEncoding, requestEncoding, type Encoding } from "./codec.ts";
-import { badRequest, HttpError } from "./errors.ts";
-import { httpStatusOf, nestedDeeperThan, nestingMessage } from "../util/index.ts";
+import { asHttpError, badRequest, errorBody, HttpError } from "./errors.ts";
 
 export interface Request {
   method: string;
@@ -158,12 +157,8 @@ class Exchange {
   }
 
   fail(err: unknown): void {
-    const status = httpStatusOf(err);
-    const e =
-      err instanceof HttpError ? err
-      : status !== undefined ? new HttpError(status, (err as Error).message)
-      : new HttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-    const { body, contentType } = encodeBody({ error: e.message, ...(e.field ? { field: e.field } : {}), ...(e.code ? { code: e.code } : {}) }, this.reply);
+    const e = asHttpError(err);
+    const { body, contentType } = encodeBody(errorBody(e), this.reply);
     const headers = { ...e.headers };
     if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="ehrgym"';
     this.finish(e.status, body, contentType, headers);
@@ -184,7 +179,6 @@ class Exchange {
       const encoding = requestEncoding(req.headers["content-type"]);
       this.reply = replyEncoding(req.headers.accept, encoding);
       body = decodeBody(await readBody(req, this.options.maxBodyBytes), encoding);
-      if (nestedDeeperThan(body)) throw new HttpError(400, `body: ${nestingMessage()}`, "body");
     }
     const query = new URLSearchParams(this.q === -1 ? "" : this.url.slice(this.q + 1));
     const out = await route.handle({ method, segments: this.segments, query, body, headers: req.headers }, this.params!);

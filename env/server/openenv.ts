@@ -1,10 +1,18 @@
 // OpenEnv's contract (openenv-core's HTTP server and `openenv validate`): POST /reset, POST /step,
-// GET /state (one server-wide session: the episode the last /reset opened, or the one named by
-// `episode_id` or X-Episode-Id),
-// GET /health, /metadata, /schema, /openapi.json, POST /mcp (JSON-RPC), and the /ws session in
-// ./socket.ts (one episode per connection). Replies are {observation, reward, done}.
+// GET /state, GET /health, /metadata, /schema, /openapi.json, POST /mcp (JSON-RPC), and the /ws
+// session in ./socket.ts (one episode per connection). Replies are {observation, reward, done}.
+//
+// openenv-core's HTTP /reset, /step and /state have no session: each request gets a fresh env,
+// closed when it answers. Here too, over HTTP nothing is shared between clients and no request
+// reaches an episode it does not name:
+// - POST /reset without an episode id answers the first observation of a fresh episode that is not
+//   kept (its episode_id is null); with one (`episode_id` or X-Episode-Id) it opens that episode and
+//   keeps it, as POST /v1/episodes does.
+// - POST /step needs the episode id (400 without one: a fresh env has no task to step).
+// - GET /state without an id is a fresh env's state (no episode); with one, that episode's.
 import { z } from "zod";
-import { Message, WritesMode } from "../core/index.ts";
+import { randomInt } from "node:crypto";
+import { Message, WritesMode, type ResetResult } from "../core/index.ts";
 import { Protocol } from "../protocol/index.ts";
 import { Task } from "../tasks/index.ts";
 import { HttpError } from "./errors.ts";
@@ -20,9 +28,9 @@ export const OpenEnvResetRequest = z.object({
   protocol: Protocol.default("text"),
   max_rounds: z.number().int().min(1).max(MAX_ROUNDS_LIMIT).default(8),
   writes: WritesMode.optional(),
-  /** Picks task number `seed % tasks` when no task is named. */
+  /** Picks task number `seed % tasks` when no task is named (without it: /ws the session's next task, HTTP a random one). */
   seed: z.number().int().min(0).optional(),
-  /** OpenEnv's custom episode id (else the server names the episode). */
+  /** OpenEnv's custom episode id. HTTP: keep the episode under this id (else it is not kept); /ws: name the session's episode. */
   episode_id: EpisodeId.optional(),
 });
 export type OpenEnvResetRequest = z.infer<typeof OpenEnvResetRequest>;
@@ -35,14 +43,15 @@ export const OpenEnvAction = IncomingMessage.omit({ role: true, tool_call_id: tr
 
 export const OpenEnvStepRequest = z.object({
   action: OpenEnvAction,
-  /** The episode to step (HTTP only); defaults to the one the last /reset opened. */
+  /** The episode to step (HTTP; or X-Episode-Id): the one a /reset with episode_id opened. */
   episode_id: z.string().optional(),
   timeout_s: z.number().positive().optional(),
   request_id: z.string().max(255).optional(),
 });
 
 export const OpenEnvObservation = z.object({
-  episode_id: z.string(),
+  /** null: the first observation of an HTTP /reset without an episode id (nothing kept). */
+  episode_id: z.string().nullable(),
   task_id: z.string(),
   /** The new chat messages (at reset: the prompt). */
   messages: z.array(Message),
@@ -61,73 +70,75 @@ export const OpenEnvState = z.object({
 });
 
 export interface OpenEnvReply {
-  observation: { episode_id: string; task_id: string; messages: Message[]; tools?: unknown[] | undefined; info: unknown };
+  observation: { episode_id: string | null; task_id: string; messages: Message[]; tools?: unknown[] | undefined; info: unknown };
   reward: number | null;
   done: boolean;
 }
 
 type OpenEnvStateReply = Omit<z.infer<typeof OpenEnvState>, "info"> & { info: unknown };
 
+/** The first observation of a reset; `episodeId` null when the episode is not kept. */
+function resetReply(episodeId: string | null, task: Task, reset: ResetResult): OpenEnvReply {
+  return { observation: { episode_id: episodeId, task_id: task.id, messages: reset.observation, tools: reset.tools, info: reset.info }, reward: null, done: false };
+}
+
+async function stepEpisode(service: EpisodeService, episode: Episode, data: unknown): Promise<OpenEnvReply> {
+  const action = parseBody(OpenEnvAction, data);
+  const { metadata: _metadata, ...message } = action;
+  const result = await service.step(episode, service.turnFor(episode.protocol, { message }));
+  return {
+    observation: { episode_id: episode.id, task_id: episode.task.id, messages: result.observation, info: result.info },
+    reward: result.reward,
+    done: result.terminated || result.truncated,
+  };
+}
+
+const NO_EPISODE: OpenEnvStateReply = { episode_id: null, step_count: 0, task_id: null, protocol: null, done: false, info: {} };
+
+function stateOf(episode: Episode): OpenEnvStateReply {
+  return { episode_id: episode.id, step_count: episode.steps, task_id: episode.task.id, protocol: episode.protocol, done: episode.done, info: episode.info };
+}
+
+/** The task a reset names, or number `seed % tasks`; without either, `fallback`'s. */
+function resetTask(service: EpisodeService, body: OpenEnvResetRequest, fallback: () => number): Task {
+  if (body.task || body.task_id) return service.resolveTask(body);
+  const { tasks } = service.backend;
+  if (tasks.length === 0) throw new HttpError(400, "task_id: the server has no tasks; pass task", "task_id");
+  return tasks[(body.seed ?? fallback()) % tasks.length]!;
+}
+
 /**
- * An OpenEnv session: the episode its last reset opened, the one step and state act on by default.
- * `owns`: a /ws connection's session owns its episode (a reset replaces it, close deletes it); the
- * HTTP session is shared by every client, so its resets leave earlier episodes to their owners
- * (who name them by episode_id or X-Episode-Id) and to the idle TTL.
+ * A /ws connection's session: the episode its last reset opened, which step and state act on. It
+ * owns that episode: a reset replaces it, close (and the connection's end) deletes it.
  */
 export class OpenEnvSession {
   private current: string | undefined;
   private nextTask = 0;
 
-  constructor(
-    private readonly service: EpisodeService,
-    private readonly owns: boolean,
-  ) {}
+  constructor(private readonly service: EpisodeService) {}
 
-  /** `chosen`: the episode id to use given the body's (HTTP: its X-Episode-Id header too). */
-  async reset(data: unknown, chosen: (given: string | undefined) => string | undefined = (given) => given): Promise<OpenEnvReply> {
+  async reset(data: unknown): Promise<OpenEnvReply> {
     const body = parseBody(OpenEnvResetRequest, data ?? {});
-    const { tasks } = this.service.backend;
-    let task;
-    if (body.task || body.task_id) task = this.service.resolveTask(body);
-    else {
-      if (tasks.length === 0) throw new HttpError(400, "task_id: the server has no tasks; pass task", "task_id");
-      task = tasks[(body.seed ?? this.nextTask++) % tasks.length]!;
-    }
-    if (this.owns) this.close();
-    const { episode, reset } = await this.service.open(task, { ...body, episode_id: chosen(body.episode_id) });
+    const task = resetTask(this.service, body, () => this.nextTask++);
+    this.close();
+    const { episode, reset } = await this.service.open(task, body);
     this.current = episode.id;
-    return { observation: { episode_id: episode.id, task_id: task.id, messages: reset.observation, tools: reset.tools, info: reset.info }, reward: null, done: false };
+    return resetReply(episode.id, task, reset);
   }
 
-  async step(data: unknown, episodeId?: string): Promise<OpenEnvReply> {
-    const action = parseBody(OpenEnvAction, data);
-    const episode = this.episode(episodeId);
-    const { metadata: _metadata, ...message } = action;
-    const result = await this.service.step(episode, this.service.turnFor(episode.protocol, { message }));
-    return {
-      observation: { episode_id: episode.id, task_id: episode.task.id, messages: result.observation, info: result.info },
-      reward: result.reward,
-      done: result.terminated || result.truncated,
-    };
+  step(data: unknown): Promise<OpenEnvReply> {
+    if (this.current === undefined) throw new HttpError(404, "episode_id: no episode; send reset first", "episode_id");
+    return stepEpisode(this.service, this.service.registry.get(this.current), data);
   }
 
-  state(episodeId?: string): OpenEnvStateReply {
-    const id = episodeId ?? this.current;
-    if (id === undefined) return { episode_id: null, step_count: 0, task_id: null, protocol: null, done: false, info: {} };
-    const e = this.service.registry.get(id);
-    return { episode_id: e.id, step_count: e.steps, task_id: e.task.id, protocol: e.protocol, done: e.done, info: e.info };
+  state(): OpenEnvStateReply {
+    return this.current === undefined ? NO_EPISODE : stateOf(this.service.registry.get(this.current));
   }
 
-  /** Deletes the session's episode on the server (a /ws session's, when it ends). */
+  /** Deletes the session's episode. */
   close(): void {
-    if (this.current !== undefined && this.owns) this.service.delete(this.current);
+    if (this.current !== undefined) this.service.delete(this.current);
     this.current = undefined;
-  }
-
-  private episode(id: string | undefined): Episode {
-    const chosen = id ?? this.current;
-    if (!chosen) throw new HttpError(404, "episode_id: no episode; call reset first", "episode_id");
-    return this.service.registry.get(chosen);
   }
 }
 
@@ -140,16 +151,24 @@ export const OPENENV_METADATA = {
   version: "0.1.0",
 } as const;
 
-/** The OpenEnv routes over one server-wide session; `all` lists every route for /openapi.json. */
+/** OpenEnv's HTTP routes (no session: see the top of this file); `all` lists every route for /openapi.json. */
 export function openEnvRoutes(service: EpisodeService, all: () => Route[]): Route[] {
-  const session = new OpenEnvSession(service, false);
   let openapi: Record<string, unknown> | undefined;
   return [
     {
       method: "POST",
       pattern: ["reset"],
       name: "POST /reset",
-      handle: async (req) => ({ value: await session.reset(req.body, (given) => chosenIdOf(req, given)) }),
+      handle: async (req) => {
+        const body = parseBody(OpenEnvResetRequest, req.body);
+        const id = chosenIdOf(req, body.episode_id);
+        const task = resetTask(service, body, () => randomInt(service.backend.tasks.length));
+        if (id !== undefined) {
+          const { episode, reset } = await service.open(task, { ...body, episode_id: id });
+          return { value: resetReply(episode.id, task, reset) };
+        }
+        return { value: resetReply(null, task, await service.firstObservation(task, body)) };
+      },
     },
     {
       method: "POST",
@@ -157,14 +176,21 @@ export function openEnvRoutes(service: EpisodeService, all: () => Route[]): Rout
       name: "POST /step",
       handle: async (req) => {
         const body = parseBody(OpenEnvStepRequest, req.body);
-        return { value: await session.step(body.action, episodeIdOf(req, body.episode_id)) };
+        const id = episodeIdOf(req, body.episode_id);
+        if (id === undefined) {
+          throw new HttpError(400, "episode_id: required (OpenEnv's HTTP /step has no session: name the episode a /reset with episode_id opened, or use /ws)", "episode_id");
+        }
+        return { value: await stepEpisode(service, service.registry.get(id), body.action) };
       },
     },
     {
       method: "GET",
       pattern: ["state"],
       name: "GET /state",
-      handle: (req) => ({ value: session.state(episodeIdOf(req, req.query.get("episode_id"))) }),
+      handle: (req) => {
+        const id = episodeIdOf(req, req.query.get("episode_id"));
+        return { value: id === undefined ? NO_EPISODE : stateOf(service.registry.get(id)) };
+      },
     },
     { method: "GET", pattern: ["health"], name: "GET /health", public: true, handle: () => ({ value: { status: "healthy" } }) },
     { method: "GET", pattern: ["metadata"], name: "GET /metadata", public: true, handle: () => ({ value: OPENENV_METADATA }) },

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { ServerBackend } from "./backend.ts";
 import { createHandler, type Route } from "./http.ts";
 import { ServerMetrics } from "./metrics.ts";
+import { InFlight } from "./inflight.ts";
 import { EpisodeRegistry } from "./registry.ts";
 import { openEnvRoutes } from "./openenv.ts";
 import { buildRoutes } from "./routes.ts";
@@ -33,8 +34,14 @@ export interface RewardServer {
   readonly registry: EpisodeRegistry;
   /** Resolves with the base URL, e.g. http://127.0.0.1:8000 */
   listen(port?: number, host?: string): Promise<string>;
-  /** Refuses new episodes (503, /healthz too) and waits until no episode is open, at most `timeoutMs`; true when all finished. */
+  /** Requests being answered now (HTTP requests and /ws messages). */
+  readonly inFlight: InFlight;
+  /**
+   * Refuses new episodes (503, /healthz too) and waits for the requests in flight, at most
+   * `timeoutMs`; true when they all finished. Open episodes between steps are not waited for.
+   */
   drain(timeoutMs: number): Promise<boolean>;
+  /** Stops at once: every connection and episode closed (a pending drain ends too). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -65,14 +72,24 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
     headers: { [REPLICA_HEADER]: replicaId },
     onRequest: (route, status, seconds) => m.request(route, status, seconds),
   });
-  const server = createServer(handler);
-  const closeSockets = attachOpenEnvSocket(server, service, { token: options.token, maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes });
+  const inFlight = new InFlight();
+  const server = createServer((req, res) => {
+    inFlight.begin();
+    res.once("close", () => inFlight.end());
+    handler(req, res);
+  });
+  const closeSockets = attachOpenEnvSocket(server, service, { token: options.token, maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes, inFlight });
   // Trainers keep connections open between steps that wait on a model call.
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 125_000;
 
+  let closed = false;
+  let closedResolve!: () => void;
+  const closing = new Promise<void>((resolve) => (closedResolve = resolve));
+
   return {
     server,
+    inFlight,
     metrics: m,
     registry,
     listen(port = 8000, host = "127.0.0.1") {
@@ -88,20 +105,21 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
     },
     async drain(timeoutMs) {
       service.draining = true;
-      const deadline = Date.now() + timeoutMs;
-      while (registry.open > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, Math.min(100, deadline - Date.now())));
-        registry.sweep();
-      }
-      return registry.open === 0;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      const done = await Promise.race([inFlight.idle().then(() => true as const), timedOut, closing.then(() => inFlight.size === 0)]);
+      clearTimeout(timer);
+      return done;
     },
     close() {
-      closeSockets();
-      registry.closeAll();
-      return new Promise((resolve) => {
-        server.close(() => resolve());
+      if (!closed) {
+        closed = true;
+        closeSockets();
+        registry.closeAll();
+        server.close(() => closedResolve());
         server.closeAllConnections();
-      });
+      }
+      return closing;
     },
   };
 }

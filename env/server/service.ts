@@ -75,6 +75,18 @@ export class EpisodeService {
     return { episode, reset };
   }
 
+  /** The first observation of `task` in a fresh env that is closed right away (an episode nobody keeps). */
+  async firstObservation(task: Task, request: Pick<CreateEpisodeRequest, "protocol" | "max_rounds" | "writes">): Promise<ResetResult> {
+    const env = this.backend.createEnv();
+    try {
+      return await env.reset({ task, protocol: request.protocol, maxRounds: request.max_rounds, writes: request.writes });
+    } catch (err) {
+      throw new HttpError(400, `task: the environment could not start it (${(err as Error).message})`, "task");
+    } finally {
+      await env.close();
+    }
+  }
+
   /** Runs after any step already queued on this episode; 409 once it has finished. */
   step(episode: Episode, turn: AgentTurn): Promise<StepResult> {
     if (episode.done) throw this.finishedError(episode);

@@ -6,7 +6,7 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate, loadToolSchemas, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { closeOnSignal, existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
+import { existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { UserError } from "../../env/util/index.ts";
 
@@ -103,16 +103,40 @@ export async function runServe(raw: unknown): Promise<void> {
   );
   // Machine-readable line for wrappers that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ url, replica_id: o.replicaId, tasks: tasks.length })}\n`);
-  // SIGTERM (Kubernetes stopping the pod): refuse new episodes, let open ones finish, then stop.
-  await closeOnSignal({
-    close: async () => {
-      if (o.drainTimeout > 0 && server.registry.open > 0) {
-        process.stderr.write(`draining ${server.registry.open} open episode(s), at most ${o.drainTimeout} s\n`);
-        const all = await server.drain(o.drainTimeout * 1000);
-        if (!all) process.stderr.write(`drain timed out: closing ${server.registry.open} open episode(s)\n`);
+  await stopOnSignals(server, o.drainTimeout);
+}
+
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * SIGTERM or SIGINT (Kubernetes stopping the pod, Ctrl-C): refuse new episodes, let the requests in
+ * flight finish (at most `drainTimeout` seconds; open episodes between steps are not waited for),
+ * then stop. A second signal stops at once.
+ */
+function stopOnSignals(server: RewardServer, drainTimeout: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: keyof typeof SIGNAL_EXIT) => {
+      if (stopping) {
+        process.stderr.write(`${signal} again: stopping now\n`);
+        process.exitCode = SIGNAL_EXIT[signal];
+        void server.close();
+        return;
       }
-      await server.close();
-    },
+      stopping = true;
+      void (async () => {
+        if (drainTimeout > 0 && server.inFlight.size > 0) {
+          process.stderr.write(`finishing ${server.inFlight.size} request(s) in flight, at most ${drainTimeout} s (${signal === "SIGINT" ? "Ctrl-C" : signal} again stops now)\n`);
+          if (!(await server.drain(drainTimeout * 1000))) process.stderr.write(`stopping with ${server.inFlight.size} request(s) unanswered\n`);
+        }
+        await server.close();
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolve();
+      })();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
   });
 }
 
@@ -142,7 +166,7 @@ export function registerServe(program: Command): void {
     .option("--finished-ttl <seconds>", "keep finished episodes for GET this long (0: until --idle-ttl)", String(DEFAULTS.finishedTtlMs / 1000))
     .option("--max-body <bytes>", "largest request body", String(DEFAULTS.maxBodyBytes))
     .option("--token <token>", "require Authorization: Bearer <token> (default: $EHRGYM_TOKEN)")
-    .option("--drain-timeout <seconds>", "on SIGTERM/SIGINT, refuse new episodes and wait this long for open ones to finish (0: stop at once)", "30")
+    .option("--drain-timeout <seconds>", "on SIGTERM/SIGINT, refuse new episodes and wait this long for the requests in flight (0: stop at once; a second signal stops at once)", "30")
     .option("--replica-id <id>", "episode id prefix for sticky routing across replicas", DEFAULTS.replicaId)
     .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP)
     .action(async (opts: Record<string, unknown>) => {

@@ -1,5 +1,5 @@
-// OpenEnv's contract on the reward server: the HTTP routes openenv validate reads, the server-wide
-// /reset /step /state session, and /ws (one episode per connection), through the `ws` client.
+// OpenEnv's contract on the reward server: the HTTP routes openenv validate reads, /reset /step
+// /state without a session (an episode only when the request names it), and /ws (one episode per connection), through the `ws` client.
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createRewardServer, type RewardServer, type RewardServerOptions } from "../../env/server/index.ts";
@@ -63,19 +63,28 @@ describe("OpenEnv HTTP routes", () => {
     expect((await call(url, "POST", "/reset", {})).status).toBe(401);
   });
 
-  it("plays the server-wide session: /reset picks by seed, /step and /state follow it", async () => {
-    const { url } = await start();
+  it("/reset without an episode id keeps nothing; with one, /step and /state reach that episode only", async () => {
+    const { server, url } = await start();
     const task = fixtureTasks[4]!;
-    const reset = await call(url, "POST", "/reset", { seed: 4 });
-    expect(reset.json).toMatchObject({ reward: null, done: false, observation: { task_id: task.id, episode_id: expect.stringMatching(/^r0-/) } });
-    expect(reset.json.observation.messages.at(-1).role).toBe("user");
-    const step = await call(url, "POST", "/step", { action: { content: "GET x" } });
-    expect(step.json).toMatchObject({ done: false, observation: { episode_id: reset.json.observation.episode_id } });
-    expect((await call(url, "GET", "/state")).json).toMatchObject({ episode_id: reset.json.observation.episode_id, step_count: 1, done: false });
-    const fin = await call(url, "POST", "/step", { action: finish(task.sol) });
+    const preview = await call(url, "POST", "/reset", { seed: 4 });
+    expect(preview.json).toMatchObject({ reward: null, done: false, observation: { task_id: task.id, episode_id: null } });
+    expect(preview.json.observation.messages.at(-1).role).toBe("user");
+    expect(server.registry.size).toBe(0);
+    expect((await call(url, "GET", "/state")).json).toEqual({ episode_id: null, step_count: 0, task_id: null, protocol: null, done: false, info: {} });
+    expect(await call(url, "POST", "/step", { action: { content: "GET x" } })).toMatchObject({ status: 400, json: { field: "episode_id" } });
+
+    const reset = await call(url, "POST", "/reset", { seed: 4, episode_id: "mine-1" });
+    expect(reset.json).toMatchObject({ observation: { task_id: task.id, episode_id: "mine-1" } });
+    const step = await call(url, "POST", "/step", { action: { content: "GET x" }, episode_id: "mine-1" });
+    expect(step.json).toMatchObject({ done: false, observation: { episode_id: "mine-1" } });
+    expect((await call(url, "GET", "/state?episode_id=mine-1")).json).toMatchObject({ episode_id: "mine-1", step_count: 1, done: false });
+    const header = { "X-Episode-Id": "mine-1" };
+    expect((await call(url, "GET", "/state", undefined, header)).json).toMatchObject({ episode_id: "mine-1", step_count: 1 });
+    const fin = await call(url, "POST", "/step", { action: finish(task.sol) }, header);
     expect(fin.json).toMatchObject({ done: true, reward: 1 });
-    const bad = await call(url, "POST", "/step", { action: { content: 3 } });
-    expect(bad).toMatchObject({ status: 400, json: { field: "action.content" } });
+    expect(await call(url, "POST", "/step", { action: { content: 3 }, episode_id: "mine-1" })).toMatchObject({ status: 400, json: { field: "action.content" } });
+    expect(await call(url, "GET", "/state?episode_id=nobody")).toMatchObject({ status: 404, json: { code: "unknown_episode" } });
+    expect(await call(url, "POST", "/reset", { seed: 1, episode_id: "mine-1" })).toMatchObject({ status: 409, json: { code: "episode_exists" } });
   });
 });
 

@@ -1,4 +1,5 @@
 // Episodes a load balancer can route: client-chosen ids, X-Episode-Id, unknown_episode, the replica header.
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
 import { fixtureBackend, fixtureTasks } from "./fixture-backend.ts";
@@ -96,21 +97,46 @@ describe("routable episodes", () => {
     expect((await call(url, "POST", "/reset", { task_id: task.id, episode_id: "oe-2" })).status).toBe(409);
   });
 
-  it("drains on shutdown: refuses new episodes and turns /healthz 503, lets open ones finish, then resolves", async () => {
+  it("drains on shutdown: refuses new episodes and turns /healthz 503, waits for requests in flight, not for idle open episodes", async () => {
     const { url, server } = await start("r0");
     await call(url, "POST", "/v1/episodes", { task_id: task.id, episode_id: "open-1" });
+    // A step whose body is still arriving is a request in flight.
+    const body = JSON.stringify({ action: `FINISH(${JSON.stringify(task.sol)})` });
+    const { port } = new URL(url);
+    const slow = connect(Number(port), "127.0.0.1");
+    const reply = new Promise<string>((resolve) => {
+      let text = "";
+      slow.on("data", (d: Buffer) => (text += d.toString()));
+      slow.on("close", () => resolve(text));
+    });
+    slow.write(`POST /v1/episodes/open-1/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    await expect.poll(() => server.inFlight.size).toBe(1);
     let drained: boolean | undefined;
     const draining = server.drain(60_000).then((all) => (drained = all));
     expect((await call(url, "GET", "/healthz")).status).toBe(503);
     expect(await call(url, "POST", "/v1/episodes", { task_id: task.id })).toMatchObject({ status: 503, json: { code: "draining" } });
     expect(drained).toBeUndefined();
-    const fin = await call(url, "POST", "/v1/episodes/open-1/step", { action: `FINISH(${JSON.stringify(task.sol)})` });
-    expect(fin.json.reward).toBe(1);
+    slow.write(body.slice(5));
+    expect(await reply).toMatch(/^HTTP\/1\.1 200[\s\S]*"reward":1/);
     await draining;
     expect(drained).toBe(true);
-    // Bounded: an episode nobody finishes holds the drain only for its timeout.
+    // An idle open episode holds no drain.
     const other = await start("r1");
     await call(other.url, "POST", "/v1/episodes", { task_id: task.id });
-    expect(await other.server.drain(300)).toBe(false);
+    expect(await other.server.drain(60_000)).toBe(true);
+    expect(other.server.registry.open).toBe(1);
+  });
+
+  it("bounds the drain by its timeout, and close() ends a pending drain", async () => {
+    const { url, server } = await start("r2");
+    const { port } = new URL(url);
+    const slow = connect(Number(port), "127.0.0.1");
+    slow.on("error", () => undefined);
+    slow.write("POST /v1/episodes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+    await expect.poll(() => server.inFlight.size).toBe(1);
+    expect(await server.drain(200)).toBe(false);
+    const pending = server.drain(60_000);
+    await server.close();
+    expect(await pending).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 // `ehrgym serve` as a real child process: starts on port 0, serves generated tasks behind a token,
-// stops cleanly on SIGTERM; bad flags exit 2 naming the flag.
+// stops cleanly on SIGTERM; bad flags exit 2 naming the flag. Stopping waits for requests in flight,
+// not for idle open episodes, and a second signal stops at once.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../helpers/shared.ts";
@@ -11,7 +13,7 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
 });
 
-function startServe(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; tasks: number }> {
+function startServe(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; tasks: number; stderr: () => string }> {
   const child = spawn(process.execPath, [...CLI, "serve", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let stderr = "";
@@ -19,7 +21,7 @@ function startServe(args: string[], env: Record<string, string> = {}): Promise<{
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once("line", (line) => {
       const ready = JSON.parse(line) as { url: string; tasks: number };
-      resolve({ child, ...ready });
+      resolve({ child, ...ready, stderr: () => stderr });
     });
     child.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });
@@ -57,4 +59,58 @@ describe("ehrgym serve", () => {
       expect(r.stderr).toContain(flag);
     }
   });
+});
+
+const SERVE = ["--port", "0", "--patients", "3", "--per-type", "1", "--drain-timeout", "3600"];
+const exitOf = (child: ChildProcess) => new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+
+async function openEpisode(url: string): Promise<string> {
+  const list = (await (await fetch(`${url}/v1/tasks?limit=1`)).json()) as { tasks: Array<{ id: string }> };
+  const created = await fetch(`${url}/v1/episodes`, { method: "POST", body: JSON.stringify({ task_id: list.tasks[0]!.id }) });
+  return ((await created.json()) as { episode_id: string }).episode_id;
+}
+
+/** A step whose body is only partly sent: a request in flight until `rest()`. */
+function stepInFlight(url: string, id: string) {
+  const body = JSON.stringify({ action: "hello" });
+  const socket = connect(Number(new URL(url).port), "127.0.0.1");
+  socket.on("error", () => undefined);
+  let text = "";
+  socket.on("data", (d: Buffer) => (text += d.toString()));
+  const reply = new Promise<string>((resolve) => socket.on("close", () => resolve(text)));
+  socket.write(`POST /v1/episodes/${id}/step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 3)}`);
+  return { reply, rest: () => socket.write(body.slice(3)) };
+}
+
+describe("stopping ehrgym serve", () => {
+  it("Ctrl-C with one idle open episode stops without waiting for it (issue 37 probe)", async () => {
+    const { child, url } = await startServe(SERVE);
+    await openEpisode(url);
+    const exited = exitOf(child);
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it("answers the request in flight before it stops; a second Ctrl-C stops at once", async () => {
+    const graceful = await startServe(SERVE);
+    const step = stepInFlight(graceful.url, await openEpisode(graceful.url));
+    const exited = exitOf(graceful.child);
+    await expect.poll(async () => (await (await fetch(`${graceful.url}/healthz`)).json() as { episodes_open: number }).episodes_open).toBe(1);
+    graceful.child.kill("SIGINT");
+    await expect.poll(() => graceful.stderr(), { timeout: 30_000 }).toMatch(/finishing 1 request\(s\) in flight/);
+    step.rest();
+    expect(await step.reply).toMatch(/^HTTP\/1\.1 200[\s\S]*"terminated":true/);
+    expect(await exited).toBe(0);
+
+    const forced = await startServe(SERVE);
+    const stuck = stepInFlight(forced.url, await openEpisode(forced.url));
+    const stopped = exitOf(forced.child);
+    await expect.poll(async () => (await (await fetch(`${forced.url}/healthz`)).json() as { episodes_open: number }).episodes_open).toBe(1);
+    forced.child.kill("SIGINT");
+    await expect.poll(() => forced.stderr(), { timeout: 30_000 }).toMatch(/finishing 1 request/);
+    forced.child.kill("SIGINT");
+    expect(await stopped).toBe(130);
+    expect(await stuck.reply).toBe("");
+    expect(forced.stderr()).toContain("again: stopping now");
+  }, 120_000);
 });
