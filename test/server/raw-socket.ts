@@ -73,10 +73,10 @@ function parseFrames(data: Buffer): ServerFrame[] {
 
 /**
  * Opens /ws on `url`, writes `bytes` after the handshake and collects what the server sends until
- * it closes the connection, or until `quietAfterFrames` frames arrived (then the client hangs up).
+ * it closes the connection, or until `enough(frames)` (then the client hangs up).
  * `abrupt`: destroy the socket right after writing (a client that vanishes).
  */
-export function rawExchange(url: string, bytes: Buffer, options: { headers?: Record<string, string>; quietAfterFrames?: number; abrupt?: boolean } = {}): Promise<RawExchange> {
+export function rawExchange(url: string, bytes: Buffer, options: { headers?: Record<string, string>; enough?: (frames: ServerFrame[]) => boolean; abrupt?: boolean } = {}): Promise<RawExchange> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(Number(port), hostname);
@@ -107,7 +107,7 @@ export function rawExchange(url: string, bytes: Buffer, options: { headers?: Rec
       } else body = Buffer.concat([body, chunk]);
       const frames = parseFrames(body);
       if (frames.some((f) => f.opcode === 8)) socket.end();
-      else if (options.quietAfterFrames !== undefined && frames.length >= options.quietAfterFrames) socket.end(frame({ opcode: 8, payload: Buffer.from([0x03, 0xe8]) }));
+      else if (options.enough?.(frames)) socket.end(frame({ opcode: 8, payload: Buffer.from([0x03, 0xe8]) }));
     });
     const headers = {
       Host: `${hostname}:${port}`,
