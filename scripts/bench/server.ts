@@ -3,6 +3,7 @@
 // (this file, started with EHRGYM_BENCH_SERVER_CHILD=1) so the load generator does not share its core.
 import { spawn, type ChildProcess } from "node:child_process";
 import { Client } from "undici";
+import WebSocket from "ws";
 import { fileURLToPath } from "node:url";
 import msgpack from "msgpack-lite";
 import { percentile, report } from "./report.ts";
@@ -67,6 +68,12 @@ async function serveChild(): Promise<void> {
   loop.enable();
   process.on("message", (m) => {
     if (m === "cpu") process.send!({ cpu: process.cpuUsage() });
+    // The soak's samples: after a full GC, what the server still holds.
+    if (m === "gc") {
+      (globalThis as { gc?: () => void }).gc?.();
+      const { rss, heapUsed } = process.memoryUsage();
+      process.send!({ memory: { rss, heapUsed } });
+    }
     if (m === "loop") {
       process.send!({ loop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, over20: 0 } });
       loop.reset();
@@ -273,6 +280,182 @@ export async function paced(child: ChildProcess, url: string, workload: Workload
   return run;
 }
 
+// ---------------------------------------------------------------------------------------------
+// /ws beside /v1: the same episodes, the same server, `clients` closed loops each; then the soak.
+
+type Transport = "v1" | "ws";
+
+/** The server's RSS and heap in use after a full GC (the child runs with --expose-gc for this). */
+function serverMemoryAfterGc(child: ChildProcess): Promise<{ rss: number; heapUsed: number }> {
+  return new Promise((resolve) => {
+    child.once("message", (m) => resolve((m as { memory: { rss: number; heapUsed: number } }).memory));
+    child.send("gc");
+  });
+}
+
+/** `tail` for a /ws reply: {type, data: {reward, done}} without parsing the observation before them. */
+function wsTail(text: string): any {
+  const at = text.lastIndexOf('},"reward":');
+  if (!text.startsWith('{"type":"observation"') || at < 0) return JSON.parse(text);
+  return { type: "observation", data: JSON.parse(`{${text.slice(at + 2, -1)}`) };
+}
+
+/** One OpenEnv /ws session of the `ws` client (which, like the server, sets TCP_NODELAY); `ask` sends a message and resolves with its reply. */
+async function wsSession(url: string): Promise<{ ask: (msg: unknown) => Promise<any>; close: () => void }> {
+  const ws = new WebSocket(`${url.replace("http://", "ws://")}/ws`, { perMessageDeflate: false });
+  let waiting: ((v: any) => void) | undefined;
+  ws.on("message", (data: Buffer) => {
+    const w = waiting;
+    waiting = undefined;
+    w?.(wsTail(data.toString()));
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  return {
+    ask: (msg) => new Promise((resolve) => ((waiting = resolve), ws.send(JSON.stringify(msg)))),
+    close: () => ws.close(),
+  };
+}
+
+/**
+ * `clients` closed loops, each playing whole episodes over one connection until `steps` steps are
+ * counted (or `seconds` passed); step latencies of every counted step. `every.run` is called each `every.steps` steps.
+ */
+async function transportLoad(url: string, workload: Workload, transport: Transport, clients: number, limit: { seconds?: number; steps?: number }, every?: { steps: number; run: (n: number) => Promise<void> }): Promise<Stats & { elapsed: number }> {
+  const stats: Stats = { steps: 0, errors: 0, latencies: [] };
+  const fail = (what: string) => {
+    stats.errors++;
+    stats.firstError ??= what;
+  };
+  const started = performance.now();
+  const deadline = limit.seconds ? started + limit.seconds * 1000 : Infinity;
+  const more = () => performance.now() < deadline && (limit.steps === undefined || stats.steps < limit.steps);
+  let nextReport = every?.steps ?? Infinity;
+  const counted = async (ms: number) => {
+    stats.steps++;
+    if (limit.steps === undefined) stats.latencies.push(ms);
+    if (every && stats.steps >= nextReport) {
+      nextReport += every.steps;
+      await every.run(stats.steps);
+    }
+  };
+  const v1Worker = async (w: number) => {
+    const client = new Client(url, { pipelining: 1 });
+    let n = w;
+    try {
+      while (more()) {
+        const taskId = workload.tasks[n++ % workload.tasks.length]!;
+        const created = await call(client, "POST", "/v1/episodes", { task_id: taskId }, "json");
+        if (created.status !== 201) {
+          fail(`create ${created.status}`);
+          continue;
+        }
+        const id = created.value.episode_id as string;
+        for (const turn of workload.turns[taskId]!) {
+          const t0 = performance.now();
+          const r = await call(client, "POST", `/v1/episodes/${id}/step`, { action: turn }, "json", false);
+          if (r.status !== 200) fail(`step ${r.status}`);
+          else await counted(performance.now() - t0);
+          if (r.value.terminated || r.value.truncated || !more()) break;
+        }
+        await call(client, "DELETE", `/v1/episodes/${id}`, undefined, "json");
+      }
+    } finally {
+      await client.destroy();
+    }
+  };
+  const wsWorker = async (w: number) => {
+    const session = await wsSession(url);
+    let n = w;
+    try {
+      while (more()) {
+        // A reset replaces the session's episode (the server deletes the one before).
+        const taskId = workload.tasks[n++ % workload.tasks.length]!;
+        const opened = await session.ask({ type: "reset", data: { task_id: taskId } });
+        if (opened.type !== "observation") {
+          fail(`reset ${JSON.stringify(opened).slice(0, 200)}`);
+          continue;
+        }
+        for (const turn of workload.turns[taskId]!) {
+          const t0 = performance.now();
+          const r = await session.ask({ type: "step", data: { content: turn } });
+          if (r.type !== "observation") fail(`step ${JSON.stringify(r).slice(0, 200)}`);
+          else await counted(performance.now() - t0);
+          if (r.data?.done || !more()) break;
+        }
+      }
+    } finally {
+      session.close();
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, i) => (transport === "ws" ? wsWorker : v1Worker)(i)));
+  return { ...stats, elapsed: (performance.now() - started) / 1000 };
+}
+
+const WS_CLIENTS = [1, 8, 64];
+const WS_SECONDS = Number(process.env.EHRGYM_BENCH_WS_SECONDS ?? 6);
+const SOAK_STEPS = Number(process.env.EHRGYM_BENCH_SOAK_STEPS ?? 200_000);
+
+/** /ws step latency beside /v1's at 1, 8 and 64 clients (each pair back to back, /v1 first then /ws, then the reverse order). */
+async function wsBesideV1(url: string, workload: Workload): Promise<void> {
+  console.log(`/ws beside /v1: closed loops of whole episodes, JSON, ${WS_SECONDS} s per transport and client count, measured in both orders`);
+  await transportLoad(url, workload, "ws", 8, { seconds: WARMUP_SECONDS });
+  for (const clients of WS_CLIENTS) {
+    const runs: Record<Transport, (Stats & { elapsed: number })[]> = { v1: [], ws: [] };
+    for (const order of [["v1", "ws"], ["ws", "v1"]] as const) {
+      for (const transport of order) runs[transport].push(await transportLoad(url, workload, transport, clients, { seconds: WS_SECONDS / 2 }));
+    }
+    const merged = (t: Transport) => {
+      const latencies = runs[t].flatMap((r) => r.latencies).sort((a, b) => a - b);
+      const steps = runs[t].reduce((a, r) => a + r.steps, 0);
+      const elapsed = runs[t].reduce((a, r) => a + r.elapsed, 0);
+      const errors = runs[t].reduce((a, r) => a + r.errors, 0);
+      return { latencies, rate: steps / elapsed, errors, firstError: runs[t].find((r) => r.firstError)?.firstError };
+    };
+    const v1 = merged("v1");
+    const ws = merged("ws");
+    const v1p99 = percentile(v1.latencies, 99);
+    const wsp99 = percentile(ws.latencies, 99);
+    const ratio = wsp99 / v1p99;
+    report({ name: `reward server /ws step p99, ${clients} client${clients > 1 ? "s" : ""}`, value: wsp99, unit: "ms", target: "<= 2x /v1", ok: ratio <= 2, peer: { name: "/v1", value: v1p99, ratio } });
+    report({ name: `reward server /ws step p50, ${clients} client${clients > 1 ? "s" : ""}`, value: percentile(ws.latencies, 50), unit: "ms", peer: { name: "/v1", value: percentile(v1.latencies, 50), ratio: percentile(ws.latencies, 50) / percentile(v1.latencies, 50) } });
+    report({ name: `reward server /ws steps/s, ${clients} client${clients > 1 ? "s" : ""}`, value: ws.rate, unit: "steps/s", peer: { name: "/v1", value: v1.rate, ratio: ws.rate / v1.rate } });
+    const errors = v1.errors + ws.errors;
+    if (errors) console.log(`  errors: ${errors}; first: ${v1.firstError ?? ws.firstError}`);
+  }
+}
+
+/**
+ * SOAK_STEPS steps over many short episodes (64 /ws sessions, each resetting to a new episode after
+ * its ~7 steps). Every 20,000 steps the server runs a full GC and reports its RSS and heap in use:
+ * what it still holds, not the garbage a mark-compact has yet to take. The plateau is the first
+ * sample (a warm server); a leak shows as the later samples, and the one after the soak, above it.
+ */
+async function soak(child: ChildProcess, url: string, workload: Workload): Promise<void> {
+  const samples: { steps: number; rss: number; heapUsed: number }[] = [];
+  const t0 = performance.now();
+  const run = await transportLoad(url, workload, "ws", 64, { steps: SOAK_STEPS }, {
+    steps: 20_000,
+    run: async (steps) => void samples.push({ steps, ...(await serverMemoryAfterGc(child)) }),
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await sleep(500);
+  const after = await serverMemoryAfterGc(child);
+  const mb = (b: number) => b / 1024 / 1024;
+  const plateau = samples[0]!;
+  const peakRss = Math.max(...samples.map((s) => s.rss));
+  console.log(
+    `soak: ${run.steps.toLocaleString("en-US")} /ws steps in ${seconds.toFixed(0)} s over ~${Math.round(run.steps / 7).toLocaleString("en-US")} episodes, ${run.errors} errors; after a full GC every 20,000 steps, RSS ${samples.map((s) => mb(s.rss).toFixed(0)).join(" ")} MB, heap ${samples.map((s) => mb(s.heapUsed).toFixed(0)).join(" ")} MB; after the soak RSS ${mb(after.rss).toFixed(0)} MB, heap ${mb(after.heapUsed).toFixed(0)} MB`,
+  );
+  report({ name: `reward server soak RSS plateau (after a full GC, ${plateau.steps.toLocaleString("en-US")} steps in)`, value: mb(plateau.rss), unit: "MB" });
+  report({ name: `reward server soak RSS after ${run.steps.toLocaleString("en-US")} /ws steps (after a full GC) over the plateau`, value: ((after.rss - plateau.rss) / plateau.rss) * 100, unit: "%", target: "<= 5: back to its plateau", ok: after.rss <= plateau.rss * 1.05 });
+  report({ name: "reward server soak heap in use after the soak over the plateau", value: ((after.heapUsed - plateau.heapUsed) / plateau.heapUsed) * 100, unit: "%", target: "<= 5", ok: after.heapUsed <= plateau.heapUsed * 1.05 });
+  report({ name: "reward server soak highest RSS sample over the plateau", value: ((peakRss - plateau.rss) / plateau.rss) * 100, unit: "%" });
+  report({ name: "reward server soak errors", value: run.errors, unit: "errors", target: "0", ok: run.errors === 0 });
+}
+
 /**
  * One server with Node's defaults, as `ehrgym serve` runs: for each format in turn (MessagePack
  * after JSON, on a server that has carried load for ~25 s) capacity, CPU per step, then paced latency
@@ -282,7 +465,8 @@ export async function run(): Promise<void> {
   const flags = (process.env.EHRGYM_BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
   const label = flags.length ? flags.join(" ") : "Node defaults";
   const t0 = performance.now();
-  const { child, url, workload, resources } = await startChild(flags);
+  // --expose-gc lets the soak ask for a full GC between its samples; V8 collects as it would without it.
+  const { child, url, workload, resources } = await startChild([...flags, "--expose-gc"]);
   console.log(`server (${label}) ready over ${resources.toLocaleString("en-US")} resources in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${CONCURRENCY} concurrent episodes, ${SECONDS} s per phase`);
   try {
     for (const format of ["json", "msgpack"] as const) {
@@ -309,6 +493,8 @@ export async function run(): Promise<void> {
       const firstError = closed.firstError ?? p.firstError;
       if (firstError) console.log(`  first error: ${firstError}`);
     }
+    await wsBesideV1(url, workload);
+    await soak(child, url, workload);
   } finally {
     if (child.connected) child.disconnect();
     if (child.exitCode === null) await new Promise((r) => child.once("exit", r));

@@ -97,6 +97,18 @@ describe("issue 37 probes: /ws cannot be crashed", () => {
     await others.stillRunning();
   });
 
+  it("a refused handshake answers the JSON error body, as the HTTP routes do", async () => {
+    for (const [headers, status] of [
+      [{ "Sec-WebSocket-Version": "99" }, 400],
+      [{ "Sec-WebSocket-Key": "short" }, 400],
+    ] as const) {
+      const refused = await rawExchange(server.url, Buffer.alloc(0), { headers });
+      expect(refused.status).toContain(` ${status} `);
+      expect(JSON.parse(refused.refusal!).error).toMatch(/^WebSocket handshake: /);
+    }
+    expect(server.alive()).toBe(true);
+  });
+
   it("100k-deep JSON over /ws is a validation error (400, naming the nesting limit), not an internal error", async () => {
     const others = await bystanders();
     const { ws, ask } = await session();

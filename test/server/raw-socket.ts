@@ -45,6 +45,8 @@ export interface ServerFrame {
 export interface RawExchange {
   /** Status line of the handshake reply. */
   status: string;
+  /** The reply's body when the handshake was refused. */
+  refusal?: string;
   frames: ServerFrame[];
   /** The close frame's code and reason, when the server sent one. */
   close?: { code: number; reason: string };
@@ -86,8 +88,10 @@ export function rawExchange(url: string, bytes: Buffer, options: { headers?: Rec
     const finish = () => {
       const frames = parseFrames(body);
       const closeFrame = frames.find((f) => f.opcode === 8);
+      const line = status ?? buffer.toString("latin1").split("\r\n")[0]!;
       resolve({
-        status: status ?? buffer.toString("latin1").split("\r\n")[0]!,
+        status: line,
+        ...(line.includes(" 101 ") ? {} : { refusal: body.toString("utf8") }),
         frames,
         ...(closeFrame ? { close: { code: closeFrame.payload.length >= 2 ? closeFrame.payload.readUInt16BE(0) : 1005, reason: closeFrame.payload.subarray(2).toString("utf8") } } : {}),
       });
