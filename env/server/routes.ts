@@ -66,7 +66,7 @@ export function chosenIdOf(req: Request, given: string | undefined): string | un
   return id;
 }
 
-export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number; draining: () => boolean }): Route[] {
+export function buildRoutes(service: EpisodeService, meta: { replicaId: string; startedAt: number; draining: () => boolean; inFlight: () => number }): Route[] {
   const { registry, metrics, backend } = service;
   let schemaCache: Record<string, unknown> | undefined;
 
@@ -85,6 +85,8 @@ export function buildRoutes(service: EpisodeService, meta: { replicaId: string; 
           replica_id: meta.replicaId,
           episodes_open: registry.open,
           episodes_retained: registry.retained,
+          // Other than this one: what a drain would wait for.
+          requests_in_flight: meta.inFlight() - 1,
           tasks: backend.tasks.length,
           uptime_s: Math.round((Date.now() - meta.startedAt) / 1000),
         },

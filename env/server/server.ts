@@ -62,7 +62,8 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
   });
   metrics = new ServerMetrics(() => ({ open: registry.open, retained: registry.retained }));
   const service = new EpisodeService(options.backend, registry, metrics);
-  const routes: Route[] = buildRoutes(service, { replicaId, startedAt: Date.now(), draining: () => service.draining });
+  const inFlight = new InFlight();
+  const routes: Route[] = buildRoutes(service, { replicaId, startedAt: Date.now(), draining: () => service.draining, inFlight: () => inFlight.size });
   routes.push(...openEnvRoutes(service, () => routes));
   const m = metrics;
   const handler = createHandler({
@@ -72,7 +73,6 @@ export function createRewardServer(options: RewardServerOptions): RewardServer {
     headers: { [REPLICA_HEADER]: replicaId },
     onRequest: (route, status, seconds) => m.request(route, status, seconds),
   });
-  const inFlight = new InFlight();
   const server = createServer((req, res) => {
     inFlight.begin();
     res.once("close", () => inFlight.end());

@@ -70,6 +70,8 @@ async function openEpisode(url: string): Promise<string> {
   return ((await created.json()) as { episode_id: string }).episode_id;
 }
 
+const inFlight = async (url: string) => ((await (await fetch(`${url}/healthz`)).json()) as { requests_in_flight: number }).requests_in_flight;
+
 /** A step whose body is only partly sent: a request in flight until `rest()`. */
 function stepInFlight(url: string, id: string) {
   const body = JSON.stringify({ action: "hello" });
@@ -95,7 +97,7 @@ describe("stopping ehrgym serve", () => {
     const graceful = await startServe(SERVE);
     const step = stepInFlight(graceful.url, await openEpisode(graceful.url));
     const exited = exitOf(graceful.child);
-    await expect.poll(async () => (await (await fetch(`${graceful.url}/healthz`)).json() as { episodes_open: number }).episodes_open).toBe(1);
+    await expect.poll(() => inFlight(graceful.url)).toBe(1);
     graceful.child.kill("SIGINT");
     await expect.poll(() => graceful.stderr(), { timeout: 30_000 }).toMatch(/finishing 1 request\(s\) in flight/);
     step.rest();
@@ -105,7 +107,7 @@ describe("stopping ehrgym serve", () => {
     const forced = await startServe(SERVE);
     const stuck = stepInFlight(forced.url, await openEpisode(forced.url));
     const stopped = exitOf(forced.child);
-    await expect.poll(async () => (await (await fetch(`${forced.url}/healthz`)).json() as { episodes_open: number }).episodes_open).toBe(1);
+    await expect.poll(() => inFlight(forced.url)).toBe(1);
     forced.child.kill("SIGINT");
     await expect.poll(() => forced.stderr(), { timeout: 30_000 }).toMatch(/finishing 1 request/);
     forced.child.kill("SIGINT");
