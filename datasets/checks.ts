@@ -1,6 +1,7 @@
 // The checks of one dataset line beyond its schema: one implementation, used by `dataset build`
 // (what it keeps and how it weighs turns), `dataset validate` (every file of a built dataset) and
 // `dataset check` (any SFT JSONL file, in format trl or openai).
+import { z } from "zod";
 import { parseTextTurn } from "../env/protocol/index.ts";
 import { firstIssue } from "../env/util/index.ts";
 import { TrlRow, type TrlMessage } from "./schema.ts";
@@ -94,6 +95,51 @@ export function toolCallProblems(messages: readonly CheckedMessage[]): string[] 
   return problems;
 }
 
+const strictSchemas = new Map<string, z.ZodType | undefined>();
+/** The argument schema of each tool offered with `strict: true`, by name (a model under strict tool
+ *  calling can only produce arguments it accepts); compiled once per distinct tool JSON. */
+function strictTools(tools: readonly unknown[] | null): Map<string, z.ZodType> {
+  const out = new Map<string, z.ZodType>();
+  for (const t of tools ?? []) {
+    const f = isObject(t) && isObject(t.function) ? t.function : undefined;
+    if (!f || f.strict !== true || typeof f.name !== "string" || !isObject(f.parameters)) continue;
+    const key = JSON.stringify(f.parameters);
+    if (!strictSchemas.has(key)) {
+      let schema: z.ZodType | undefined;
+      try {
+        schema = z.fromJSONSchema(f.parameters as Parameters<typeof z.fromJSONSchema>[0]);
+      } catch {
+        schema = undefined; // a schema zod cannot read is not checked
+      }
+      strictSchemas.set(key, schema);
+    }
+    const schema = strictSchemas.get(key);
+    if (schema) out.set(f.name, schema);
+  }
+  return out;
+}
+
+/** Tool calls whose arguments the strict schema offered for them refuses: a model under strict tool
+ *  calling can never produce them, so they should not be trained on. */
+export function strictSchemaProblems(row: { messages: readonly CheckedMessage[]; tools: readonly unknown[] | null }): string[] {
+  const schemas = strictTools(row.tools);
+  if (!schemas.size) return [];
+  const problems: string[] = [];
+  row.messages.forEach((m, i) => {
+    if (m.role !== "assistant") return;
+    (m.tool_calls ?? []).forEach((c, j) => {
+      const name = c.function?.name;
+      const schema = typeof name === "string" ? schemas.get(name) : undefined;
+      const args = c.function?.arguments;
+      const value = typeof args === "string" ? argumentsValue(args) : args;
+      if (!schema || !isObject(value)) return;
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) problems.push(`messages[${i}].tool_calls[${j}] (${name}): arguments its strict schema refuses: ${firstIssue(parsed.error, "(arguments)")}`);
+    });
+  });
+  return problems;
+}
+
 /** Problems of one line of format trl (the dataset row). */
 export function trlLineProblems(json: unknown, keep: Keep): string[] {
   const parsed = TrlRow.safeParse(json);
@@ -102,6 +148,7 @@ export function trlLineProblems(json: unknown, keep: Keep): string[] {
   const problems = toolCallProblems(row.messages);
   if (!row.messages.some((m) => m.role === "assistant")) problems.push("no assistant turn");
   if (keep === "clean") for (const t of invalidTurns(row)) problems.push(`messages[${t.index}]: invalid action in a --keep clean dataset: ${t.why}`);
+  if (keep !== "all") problems.push(...strictSchemaProblems(row));
   return problems;
 }
 
@@ -142,6 +189,7 @@ export function openAiLineProblems(json: unknown): string[] {
     ok.push(m as CheckedMessage);
   });
   problems.push(...toolCallProblems(ok));
+  if (Array.isArray(tools)) problems.push(...strictSchemaProblems({ messages: ok.map((m) => ((m as { weight?: unknown }).weight === 0 ? { role: "assistant" } : m)), tools }));
   if (!trainable) problems.push("no assistant turn with weight 1: nothing to train on");
   return problems;
 }

@@ -378,7 +378,7 @@ export class MedAgentEnv {
       if (plan.kind === "FINISH") {
         // The original returns right after finish's output: later calls of the turn never run.
         ep.info.status = "completed";
-        ep.info.result = finishResult(argsText);
+        ep.info.result = py.jsonDumps(plan.value);
         return;
       }
     }
@@ -388,6 +388,9 @@ export class MedAgentEnv {
    *  argument text is rewritten in the history as the port does; a `finish` call, even a failing one, ends
    *  the run after the turn, with the last successful finish's value (none: graded with "[]"). */
   private async medarcToolTurn(ep: Episode, msg: Message, calls: NonNullable<Message["tool_calls"]>): Promise<void> {
+    // The port's loop (verifiers' MultiTurnEnv) stops at its turn limit before the environment answers:
+    // the last turn's calls never run, a finish among them included.
+    if (ep.info.rounds >= ep.maxRounds) return;
     let finished: string | undefined;
     let finishCalled = false;
     const rewritten = calls.map((c) => ({ ...c, function: { ...c.function } }));
@@ -412,7 +415,7 @@ export class MedAgentEnv {
       this.say(ep, "fail" in outcome ? `Error: ${outcome.fail}` : outcome.reply, call.id);
       if (name === "finish") {
         finishCalled = true;
-        if (!("fail" in outcome)) finished = finishResult(argsText, "medarc");
+        if (!("fail" in outcome) && plan.kind === "FINISH") finished = py.jsonDumps(plan.value);
       }
     }
     if (finished !== undefined) {
@@ -433,7 +436,7 @@ export class MedAgentEnv {
         return { fail: plan.error };
       case "FINISH":
         ep.actions.push({ kind: "FINISH", raw, tool: plan.tool });
-        return { reply: py.pyStr(py.fromJs(plan.value, { floats: false })) };
+        return { reply: py.pyStr(plan.value) };
       case "CALC":
         ep.actions.push({ kind: "INVALID", raw, tool: plan.tool });
         try {
@@ -450,7 +453,7 @@ export class MedAgentEnv {
         const action: Action = { kind: "POST", raw, tool: plan.tool, url: base + plan.path, body: plan.args, accepted: true };
         ep.actions.push(action);
         if (ep.writes !== "execute") return { reply: RECORDED_REPLY };
-        const res = await this.request(ep, "POST", plan.path, JSON.stringify(dropNulls(plan.args)));
+        const res = await this.request(ep, "POST", plan.path, JSON.stringify(plan.body));
         action.response = { status: res.status, text: res.text };
         // The original's create calls raise_for_status().
         if (res.status >= 400) {
@@ -521,15 +524,6 @@ export function v2UserMessage(instruction: string, context: string | undefined, 
   return content;
 }
 
-/** json.dumps of the finish call's `value` (Python formatting), the run's result string. */
-function finishResult(argsText: string, semantics: V2Semantics = "original"): string {
-  const args = py.jsonLoads(argsText);
-  const value = args instanceof py.PyDict ? args.map.get("value") : undefined;
-  // The port takes any value as it came (None included); the original's is a validated list.
-  return py.jsonDumps(semantics === "medarc" ? value! : (value ?? []));
-}
-
-
 /** A FHIR reply as the original's tool returns it: str() of res.json(). */
 function pyJsonReply(text: string): { reply: string } | { fail: string } {
   try {
@@ -539,9 +533,3 @@ function pyJsonReply(text: string): { reply: string } | { fail: string } {
   }
 }
 
-/** model_dump(exclude_none=True) of what is sent: null fields are left out. */
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, dropNulls(x)]));
-  return v;
-}

@@ -11,123 +11,118 @@ import { UserError, utf8Text } from "../util/index.ts";
 export const V2Semantics = z.enum(["original", "medarc"]);
 export type V2Semantics = z.infer<typeof V2Semantics>;
 
-// The original's argument models are pydantic v2: `Optional[str]` without a default is required but
-// may be null; nested models ignore unknown keys; the three `*Args` wrappers forbid them; `str` accepts
-// only strings and `float` numbers or numeric strings (lax mode).
-const str = z.string();
-const nullableStr = z.string().nullable();
-const float = z.union([z.number(), z.string().regex(/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/)]);
-const patientRef = z.looseObject({ reference: str.describe("Patient/<MRN>") });
+// The original's argument models are pydantic v2 in lax mode (env/python/pydantic.ts): `Optional[str]`
+// without a default is required but may be null; nested models ignore unknown keys and the three `*Args`
+// wrappers forbid them; `str` takes only strings, `float` numbers, booleans and numeric strings. What a
+// schema outputs is the model's dump: declared fields only, coerced.
+const str = py.strField;
+const nullableStr = py.optionalStrField;
+const subject = () => py.ignoreModel({ reference: str().describe("Patient/<MRN>") });
+const coding = () => py.ignoreModel({ system: str(), code: str(), display: str() });
 
-const patientSearch = z
-  .looseObject({
-    birthdate: nullableStr.describe("Date of birth, YYYY-MM-DD (null when unknown)."),
-    family: nullableStr.describe("Family (last) name (null when unknown)."),
-    given: nullableStr.describe("Given name(s) (null when unknown)."),
-    identifier: nullableStr.describe("The MRN (null when unknown)."),
+const patientSearch = py
+  .ignoreModel({
+    birthdate: nullableStr().describe("Date of birth, YYYY-MM-DD (null when unknown)."),
+    family: nullableStr().describe("Family (last) name (null when unknown)."),
+    given: nullableStr().describe("Given name(s) (null when unknown)."),
+    identifier: nullableStr().describe("The MRN (null when unknown)."),
   })
   .describe("Find patients by name, date of birth or MRN.");
 
-const vitalsSearch = z
-  .looseObject({
-    category: str.describe('Always "vital-signs".'),
-    date: nullableStr.describe("FHIR date filter on when the vital was taken, e.g. ge2023-11-12 (null for all)."),
-    patient: str.describe("The patient's MRN."),
+const vitalsSearch = py
+  .ignoreModel({
+    category: str().describe('Always "vital-signs".'),
+    date: nullableStr().describe("FHIR date filter on when the vital was taken, e.g. ge2023-11-12 (null for all)."),
+    patient: str().describe("The patient's MRN."),
   })
   .describe("List a patient's vital-sign and flowsheet observations.");
 
-const observationSearch = z
-  .strictObject({
-    search_params: z.looseObject({
-      code: str.describe("The lab's short code (K, MG, GLU, A1C, ...), not a LOINC code."),
-      patient: str.describe("The patient's MRN."),
+const observationSearch = py
+  .forbidModel({
+    search_params: py.ignoreModel({
+      code: str().describe("The lab's short code (K, MG, GLU, A1C, ...), not a LOINC code."),
+      patient: str().describe("The patient's MRN."),
     }),
-    explanation: str.describe("Why this search is needed."),
+    explanation: str().describe("Why this search is needed."),
   })
   .describe("List a patient's results for one lab code, newest first (at most 200).");
 
-const medicationRequestSearch = z
-  .looseObject({
-    category: nullableStr.describe("Inpatient, Outpatient, Community or Discharge (null for all)."),
-    date: nullableStr.describe("FHIR date filter on the administration period (null for all)."),
-    patient: str.describe("The patient's MRN."),
+const medicationRequestSearch = py
+  .ignoreModel({
+    category: nullableStr().describe("Inpatient, Outpatient, Community or Discharge (null for all)."),
+    date: nullableStr().describe("FHIR date filter on the administration period (null for all)."),
+    patient: str().describe("The patient's MRN."),
   })
   .describe("List a patient's medication orders.");
 
-const coding = z.looseObject({ system: str, code: str, display: str });
-
-const medicationRequestCreate = z
-  .looseObject({
-    resourceType: str.describe('"MedicationRequest".'),
-    medicationCodeableConcept: z.looseObject({ coding: z.array(coding), text: str.describe("The medication's display name.") }),
-    authoredOn: str.describe("When the order is written (ISO date-time)."),
-    dosageInstruction: z.array(
-      z.looseObject({
-        route: str.describe("Route, e.g. IV or oral."),
-        doseAndRate: z.array(
-          z.looseObject({
-            doseQuantity: z.looseObject({ value: float, unit: str }),
-            rateQuantity: z.looseObject({ value: float, unit: str }),
-          }),
-        ),
+const quantity = (unit: string) => py.ignoreModel({ value: py.floatField().describe("The number."), unit: str().describe(unit) });
+const medicationRequestCreate = py
+  .ignoreModel({
+    resourceType: str().describe('"MedicationRequest".'),
+    medicationCodeableConcept: py.ignoreModel({ coding: py.listField(coding()), text: str().describe("The medication's display name.") }),
+    authoredOn: str().describe("When the order is written (ISO date-time)."),
+    dosageInstruction: py.listField(
+      py.ignoreModel({
+        route: str().describe("Route, e.g. IV or oral."),
+        doseAndRate: py.listField(py.ignoreModel({ doseQuantity: quantity("Dose unit, e.g. g."), rateQuantity: quantity("Rate unit, e.g. h.") })),
       }),
     ),
-    status: str.describe('"active" (or a stopping status to discontinue).'),
-    intent: str.describe('"order".'),
-    subject: patientRef,
+    status: str().describe('"active" (or a stopping status to discontinue).'),
+    intent: str().describe('"order".'),
+    subject: subject(),
   })
   .describe("Place a medication order.");
 
-const serviceRequestCreate = z
-  .looseObject({
-    resourceType: str.describe('"ServiceRequest".'),
-    code: z.looseObject({ coding: z.array(coding) }),
-    authoredOn: str.describe("When the order is signed (ISO date-time)."),
-    status: str.describe('"active".'),
-    intent: str.describe('"order".'),
-    priority: str.describe('"stat" or "routine".'),
-    subject: patientRef,
-    note: z.looseObject({ text: str.describe("Free-text comment, e.g. the indication.") }),
-    occurrenceDateTime: str.describe("When the service should happen (ISO date-time)."),
+const serviceRequestCreate = py
+  .ignoreModel({
+    resourceType: str().describe('"ServiceRequest".'),
+    code: py.ignoreModel({ coding: py.listField(coding()) }),
+    authoredOn: str().describe("When the order is signed (ISO date-time)."),
+    status: str().describe('"active".'),
+    intent: str().describe('"order".'),
+    priority: str().describe('"stat" or "routine".'),
+    subject: subject(),
+    note: py.ignoreModel({ text: str().describe("Free-text comment, e.g. the indication.") }),
+    occurrenceDateTime: str().describe("When the service should happen (ISO date-time)."),
   })
   .describe("Place an order: a referral, lab test, imaging study or procedure.");
 
-const vitalsCreate = z
-  .looseObject({
-    resourceType: str.describe('"Observation".'),
-    category: z.array(z.looseObject({ coding: z.array(coding).describe("[{system: http://hl7.org/fhir/observation-category, code: vital-signs, display: Vital Signs}]") })),
-    code: z.looseObject({ text: str.describe("The flowsheet id of what was measured, e.g. BP.") }),
-    effectiveDateTime: str.describe("When it was measured (ISO date-time)."),
-    status: str.describe('"final".'),
-    valueString: str.describe("The measurement, e.g. 118/77 mmHg."),
-    subject: patientRef,
+const vitalsCreate = py
+  .ignoreModel({
+    resourceType: str().describe('"Observation".'),
+    category: py.listField(py.ignoreModel({ coding: py.listField(coding()).describe("[{system: http://hl7.org/fhir/observation-category, code: vital-signs, display: Vital Signs}]") })),
+    code: py.ignoreModel({ text: str().describe("The flowsheet id of what was measured, e.g. BP.") }),
+    effectiveDateTime: str().describe("When it was measured (ISO date-time)."),
+    status: str().describe('"final".'),
+    valueString: str().describe("The measurement, e.g. 118/77 mmHg."),
+    subject: subject(),
   })
   .describe("Record a vital sign.");
 
-const procedureSearch = z
-  .strictObject({
-    search_params: z.looseObject({
-      code: nullableStr.optional().describe("CPT or local procedure code(s), comma-separated."),
-      date: str.describe("FHIR date filter on when it was performed, e.g. ge2022-01-01."),
-      patient: str.describe("The patient's MRN."),
+const procedureSearch = py
+  .forbidModel({
+    search_params: py.ignoreModel({
+      code: nullableStr().optional().describe("CPT or local procedure code(s), comma-separated (null for all)."),
+      date: str().describe("FHIR date filter on when it was performed, e.g. ge2022-01-01."),
+      patient: str().describe("The patient's MRN."),
     }),
-    explanation: str.describe("Why this search is needed."),
+    explanation: str().describe("Why this search is needed."),
   })
   .describe("List a patient's completed procedures, newest first (at most 200).");
 
-const conditionSearch = z
-  .strictObject({
-    search_params: z.looseObject({
-      code: nullableStr.describe("ICD-10 code to filter by (null for all)."),
-      patient: str.describe("The patient's MRN."),
+const conditionSearch = py
+  .forbidModel({
+    search_params: py.ignoreModel({
+      code: nullableStr().describe("ICD-10 code to filter by (null for all)."),
+      patient: str().describe("The patient's MRN."),
     }),
-    explanation: str.describe("Why this search is needed."),
+    explanation: str().describe("Why this search is needed."),
   })
   .describe("List a patient's problem list (confirmed conditions).");
 
-const calculator = z.looseObject({ expression: str.describe("An arithmetic expression, e.g. (3.5 - 3.1) / 0.1 * 10.") }).describe("Evaluate an arithmetic expression.");
+const calculator = py.ignoreModel({ expression: str().describe("An arithmetic expression, e.g. (3.5 - 3.1) / 0.1 * 10.") }).describe("Evaluate an arithmetic expression.");
 
-const finish = z.looseObject({ value: z.array(z.unknown()).describe("The answers, in order.") }).describe("Submit the final answers; this ends the task.");
+const finish = py.ignoreModel({ value: py.scalarListField().describe("The answers, in order.") }).describe("Submit the final answers; this ends the task.");
 
 // The verifiers port (`--v2-semantics medarc`) calls each tool as a Python function of keyword-only
 // arguments: an unknown key or a missing required one is a TypeError, keys with a default may be left
@@ -162,14 +157,14 @@ const MEDARC_SCHEMAS: Record<string, z.ZodType> = {
       search_params: z.looseObject({
         code: optionalStr.describe("CPT or local procedure code(s), comma-separated."),
         date: optionalStr.describe("FHIR date filter on when it was performed, e.g. ge2022-01-01."),
-        patient: str.describe("The patient's MRN."),
+        patient: str().describe("The patient's MRN."),
       }),
       explanation,
     })
     .describe(procedureSearch.description!),
   fhir_condition_search: z
     .strictObject({
-      search_params: z.looseObject({ code: optionalStr.describe("ICD-10 code to filter by."), patient: str.describe("The patient's MRN.") }),
+      search_params: z.looseObject({ code: optionalStr.describe("ICD-10 code to filter by."), patient: str().describe("The patient's MRN.") }),
       explanation,
     })
     .describe(conditionSearch.description!),
@@ -221,7 +216,17 @@ export function toolSpec(name: string, semantics: V2Semantics = "original"): Too
 
 export interface OpenAITool {
   type: "function";
-  function: { name: string; description?: string; parameters: Record<string, unknown> };
+  function: { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean };
+}
+
+/** The JSON Schema in OpenAI's strict form, as the original's `openai.pydantic_function_tool` offers it:
+ *  every object closed (`additionalProperties: false`) and every property listed in `required`. */
+function strictSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strictSchema);
+  if (!schema || typeof schema !== "object") return schema;
+  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === "properties" ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, strictSchema(s)])) : strictSchema(v)]));
+  if (out.type === "object" && out.properties) Object.assign(out, { required: Object.keys(out.properties as object), additionalProperties: false });
+  return out;
 }
 
 const toolJson = new Map<string, OpenAITool>();
@@ -234,7 +239,11 @@ export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES, seman
       const spec = toolSpec(name, semantics);
       if (!spec) throw new Error(`unknown tool ${JSON.stringify(name)}; known: ${[...Object.keys(TOOLS), ...Object.keys(TOOL_ALIASES)].join(", ")}`);
       const { $schema: _s, description, ...parameters } = z.toJSONSchema(spec.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-      t = { type: "function", function: { name, description: description as string | undefined, parameters } };
+      // The port offers its functions' own signatures; the original, strict schemas.
+      t =
+        semantics === "medarc"
+          ? { type: "function", function: { name, description: description as string | undefined, parameters } }
+          : { type: "function", function: { name, strict: true, description: description as string | undefined, parameters: strictSchema(parameters) as Record<string, unknown> } };
       toolJson.set(`${semantics}:${name}`, t);
     }
     return t;
@@ -242,9 +251,9 @@ export function openAITools(names: readonly string[] = DEFAULT_TOOL_NAMES, seman
 }
 
 const ExportedTool = z.union([
-  z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()) }) }),
+  z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()), strict: z.boolean().optional() }) }),
   // The Responses API form the original's `Tool.json_schema()` gives.
-  z.looseObject({ type: z.literal("function"), name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()) }),
+  z.looseObject({ type: z.literal("function"), name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()), strict: z.boolean().optional() }),
 ]);
 
 /** Reference tool schemas exported from the original (a JSON array, Chat Completions or Responses form),
@@ -262,10 +271,12 @@ export function loadToolSchemas(path: string): OpenAITool[] {
     const issue = parsed.error.issues[0]!;
     throw new Error(`--tool-schemas ${path}: [${issue.path.join(".")}] ${issue.message}`);
   }
-  return parsed.data.map((t) => {
+  // The file's own objects (validated above), so that key order survives: the model sees these bytes.
+  return (raw as Record<string, unknown>[]).map((t) => {
     const f = "function" in t && t.function && typeof t.function === "object" ? (t.function as OpenAITool["function"]) : (t as unknown as OpenAITool["function"]);
     if (!toolSpec(f.name)) throw new Error(`--tool-schemas ${path}: unknown tool ${JSON.stringify(f.name)}`);
-    return { type: "function", function: { name: f.name, ...(f.description !== undefined ? { description: f.description } : {}), parameters: f.parameters } };
+    const kept = Object.fromEntries(Object.entries(f).filter(([k]) => ["name", "description", "parameters", "strict"].includes(k)));
+    return { type: "function", function: kept as OpenAITool["function"] };
   });
 }
 
@@ -273,8 +284,8 @@ export function loadToolSchemas(path: string): OpenAITool[] {
  *  not JSON or fail validation): its agent loop raises and the run ends with the answer "[]". */
 export type ToolCallPlan =
   | { kind: "GET"; tool: string; path: string; args: Record<string, unknown> }
-  | { kind: "POST"; tool: string; path: string; args: Record<string, unknown> }
-  | { kind: "FINISH"; tool: string; value: unknown; args: Record<string, unknown> }
+  | { kind: "POST"; tool: string; path: string; args: Record<string, unknown>; body: unknown }
+  | { kind: "FINISH"; tool: string; value: py.Py; args: Record<string, unknown> }
   | { kind: "CALC"; tool: string; expression: string; args: Record<string, unknown> }
   | { kind: "FAIL"; tool: string; error: string; args?: unknown; badJson?: boolean };
 
@@ -297,15 +308,20 @@ export function planToolCall(name: string, argumentsText: string, offered: reado
   }
   const args = raw as Record<string, unknown>;
   switch (spec.kind) {
-    case "finish":
-      return { kind: "FINISH", tool: name, value: (parsed.data as { value: unknown }).value, args };
+    case "finish": {
+      // The Python value, so that str() and json.dumps of it are exact; the original's is the validated list.
+      const value = (loaded.value as py.PyDict).map.get("value") ?? null;
+      if (semantics === "medarc") return { kind: "FINISH", tool: name, value, args };
+      return { kind: "FINISH", tool: name, value: py.scalarUnionItems(value), args };
+    }
     case "calculator": {
       const expression = (parsed.data as { expression: unknown }).expression;
       if (typeof expression !== "string") return { kind: "FAIL", tool: name, error: `invalid argument expression for ${name}: expected a string`, args: raw };
       return { kind: "CALC", tool: name, expression, args };
     }
     case "create":
-      return { kind: "POST", tool: name, path: spec.type, args };
+      // The original sends `model_dump(exclude_none=True)`: declared fields only, coerced; the port, what came.
+      return { kind: "POST", tool: name, path: spec.type, args, body: excludeNone(semantics === "medarc" ? raw : parsed.data) };
     case "search": {
       const qs: string[] = [];
       for (const [k, v] of [...spec.params(parsed.data as Record<string, unknown>), ...spec.extra]) {
@@ -315,6 +331,13 @@ export function planToolCall(name: string, argumentsText: string, offered: reado
       return { kind: "GET", tool: name, path: qs.length ? `${spec.type}?${qs.join("&")}` : spec.type, args };
     }
   }
+}
+
+/** `exclude_none`: null fields are left out, at every depth. */
+function excludeNone(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(excludeNone);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, excludeNone(x)]));
+  return v;
 }
 
 /** The HTTP method and resource type the original's wrapper maps a tool to (`api_mapping`); calculator,

@@ -7,6 +7,8 @@ import type { Task } from "../../env/tasks/index.ts";
 export type Request =
   | { kind: "GET"; resourceType: string; params: [string, string][]; /** absolute URL (paging) */ url?: string }
   | { kind: "POST"; resourceType: string; body: FhirResource }
+  /** A calculator call (tool protocol): one Python expression. */
+  | { kind: "CALC"; expression: string }
   | { kind: "FINISH"; answer: unknown[] };
 
 /** The environment's reply to one earlier request: the parsed JSON body, or an error text. */
@@ -30,10 +32,22 @@ export interface PlanContext {
   /** Search `resourceType` with `params` (pages through `next` links when the reply is partial). */
   search(resourceType: string, params: [string, string][]): FhirResource[];
   post(resourceType: string, body: FhirResource): void;
+  /** `expected`, worked out by the calculator where the protocol offers one (as a model would): the
+   *  calculator's answer, which must agree with it. */
+  calculate(expression: string, expected: number): number;
   finish(answer: unknown[]): never;
 }
 
 export type Plan = (ctx: PlanContext) => void;
+
+/** A number as a Python literal (JS's shortest round-trip text reads back to the same float in Python). */
+const literal = (v: number) => String(v);
+
+/** The mean of `values` (undefined when there are none), worked out as a model would with the calculator. */
+export function mean(ctx: PlanContext, values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  return ctx.calculate(`(${values.map(literal).join(" + ")}) / ${values.length}`, values.reduce((a, b) => a + b, 0) / values.length);
+}
 
 export interface ReplayOptions {
   /** Send every POST (and the FINISH) up to the next GET in one turn (tool protocol). */
@@ -43,6 +57,8 @@ export interface ReplayOptions {
   canPage: boolean;
   /** Resource types this protocol can search (all when absent). */
   searchable?: ReadonlySet<string>;
+  /** Whether a calculator tool is offered. */
+  canCalculate?: boolean;
   /** Filters the protocol's search cannot send, applied to the results (tool protocol). */
   localFilter?: (resourceType: string, params: [string, string][]) => ((r: FhirResource) => boolean) | undefined;
 }
@@ -57,7 +73,7 @@ export function nextRequests(plan: Plan, task: Task, replies: Reply[], options: 
   const batch: Request[] = [];
   const issue = (request: Request): Reply | undefined => {
     if (index < replies.length) return replies[index++];
-    if (request.kind === "GET") throw new Pending(batch.length > 0 ? batch : [request]);
+    if (request.kind === "GET" || request.kind === "CALC") throw new Pending(batch.length > 0 ? batch : [request]);
     if (!options.batchWrites) throw new Pending([request]);
     batch.push(request);
     index++;
@@ -88,6 +104,13 @@ export function nextRequests(plan: Plan, task: Task, replies: Reply[], options: 
     post(resourceType, body) {
       const reply = issue({ kind: "POST", resourceType, body });
       if (reply && !reply.ok) throw new ExpertError(`POST ${resourceType} failed: ${reply.error}`);
+    },
+    calculate(expression, expected) {
+      if (!options.canCalculate) return expected;
+      const reply = issue({ kind: "CALC", expression })!;
+      const answer = reply.ok ? Number(reply.json) : NaN;
+      if (!(Math.abs(answer - expected) <= 1e-9 * Math.max(1, Math.abs(expected)))) throw new ExpertError(`calculator ${JSON.stringify(expression)} answered ${reply.ok ? JSON.stringify(reply.json) : reply.error}, expected ${expected}`);
+      return answer;
     },
     finish(answer) {
       throw new Finished(answer);

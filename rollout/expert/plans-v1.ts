@@ -2,7 +2,7 @@
 import type { FhirResource } from "../../env/fhir/index.ts";
 import { ageOn, byId, effective, HOUR, instant, latest, patientRef, value, yearBefore } from "./clinical.ts";
 import { nameAndDob, quoted, taskMrn, taskNow } from "./facts.ts";
-import type { Plan, PlanContext } from "./plan.ts";
+import { mean, type Plan, type PlanContext } from "./plan.ts";
 
 const MAX = "5000";
 const NDC = "http://hl7.org/fhir/sid/ndc";
@@ -100,7 +100,7 @@ const averageGlucose: Plan = (ctx) => {
     .filter((o) => effective(o) >= since)
     .map(value)
     .filter((v): v is number => v !== undefined);
-  return ctx.finish([values.length === 0 ? -1 : values.reduce((a, b) => a + b, 0) / values.length]);
+  return ctx.finish([mean(ctx, values) ?? -1]);
 };
 
 const latestGlucose: Plan = (ctx) => {
@@ -131,7 +131,8 @@ export function nextMorning(now: string): string {
 function potassiumOrders(ctx: PlanContext, v: number): FhirResource[] {
   const mrn = taskMrn(ctx.task);
   const now = taskNow(ctx.task);
-  const dose = Math.round(((3.5 - v) / 0.1) * 10 * 100) / 100;
+  // 10 mEq per 0.1 below 3.5, rounded to 0.01 mEq.
+  const dose = Math.round(ctx.calculate(`(3.5 - ${v}) / 0.1 * 10`, ((3.5 - v) / 0.1) * 10) * 100) / 100;
   return [
     {
       resourceType: "MedicationRequest",

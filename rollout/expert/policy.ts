@@ -6,7 +6,7 @@ import { ExpertError, nextRequests, type Plan, type Reply } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
 import { apiBaseFromPrompt, parseTextReply, renderText } from "./text.ts";
-import { batchesWrites, countToolCalls, localFilter, parseToolReply, searchableWith, toolCall } from "./tools.ts";
+import { batchesWrites, calculatorOffered, countToolCalls, localFilter, parseToolReply, searchableWith, toolCall } from "./tools.ts";
 
 export interface ExpertOptions {
   /** FHIR base URL with a trailing slash; read from the prompt when absent. */
@@ -52,6 +52,7 @@ export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): Age
     canPage: false,
     maxRounds,
     searchable: searchableWith(input.tools),
+    canCalculate: calculatorOffered(input.tools),
     localFilter,
   });
   const first = countToolCalls(input.messages);

@@ -15,6 +15,8 @@ export function renderText(request: Request, apiBase: string): string {
       return `POST ${apiBase}${request.resourceType}\n${JSON.stringify(request.body)}`;
     case "FINISH":
       return `FINISH(${JSON.stringify(request.answer)})`;
+    case "CALC":
+      throw new Error("the text protocol has no calculator");
   }
 }
 

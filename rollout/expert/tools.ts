@@ -30,6 +30,9 @@ export function searchableWith(tools: unknown[] | undefined): ReadonlySet<string
   return new Set(Object.entries(SEARCH_TOOLS).flatMap(([type, name]) => (names.has(name) ? [type] : [])));
 }
 
+/** Whether the offered tools include the calculator (the original's do when the list is not given). */
+export const calculatorOffered = (tools: unknown[] | undefined): boolean => !tools || tools.some((t) => (t as { function?: { name?: unknown } })?.function?.name === "calculator");
+
 /** The verifiers port names the patient search fhir_patient_search. */
 export function patientSearchName(tools: unknown[] | undefined): string {
   const names = tools?.map((t) => (t as { function?: { name?: unknown } })?.function?.name);
@@ -79,6 +82,8 @@ export function toolCall(request: Request, id: string, tools?: unknown[]): ToolC
       if (!name) throw new Error(`the tool protocol cannot create ${request.resourceType}`);
       return { id, type: "function", function: { name, arguments: JSON.stringify(fitted(toolBody(request.body), parametersOf(tools, name))) } };
     }
+    case "CALC":
+      return { id, type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression: request.expression }) } };
     case "FINISH":
       return { id, type: "function", function: { name: "finish", arguments: JSON.stringify({ value: request.answer }) } };
   }

@@ -11,7 +11,7 @@ import type { Task } from "../../env/tasks/index.ts";
 import { DEFAULT_API_BASE, type Message, type PolicyInput, type ToolCall } from "../../env/core/index.ts";
 import { ExpertError, nextRequests, parseReply, planFor, replyMessages, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
 import { apiBaseFromPrompt, renderText } from "../expert/text.ts";
-import { batchesWrites, countToolCalls, localFilter, searchableWith, toolCall } from "../expert/tools.ts";
+import { batchesWrites, calculatorOffered, countToolCalls, localFilter, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
@@ -196,7 +196,7 @@ function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {
   let skipped = false;
   for (;;) {
     const replies = expertReplies({ ...state, ops }, real, "tools");
-    const requests = nextRequests(plan, task, replies, { batchWrites: batchesWrites(input.tools), canPage: false, maxRounds: input.maxRounds, searchable, localFilter });
+    const requests = nextRequests(plan, task, replies, { batchWrites: batchesWrites(input.tools), canPage: false, maxRounds: input.maxRounds, searchable, canCalculate: calculatorOffered(input.tools), localFilter });
     const mistake = applied ? null : strikes(state, ops.length, requests, task);
     const rng = new Rng(state.plan.seed);
     const broken = (call: ToolCall): ToolCall => ({ ...call, function: { ...call.function, arguments: brokenJson(call.function.arguments, rng) } });

@@ -52,8 +52,10 @@ describe("the original's tools", () => {
     expect(params("fhir_observation_search").required).toEqual(["search_params", "explanation"]);
     expect(params("fhir_observation_search").additionalProperties).toBe(false);
     expect(params("fhir_observation_search").properties.search_params!.required).toEqual(["code", "patient"]);
-    // ProcedureSearchParams.date is a plain required str; code is Optional with a default.
-    expect(params("fhir_procedure_search").properties.search_params!.required).toEqual(["date", "patient"]);
+    // ProcedureSearchParams.code is Optional with a default, yet strict tool schemas list every property
+    // as required (the model sends null); validation still lets it be left out.
+    expect(params("fhir_procedure_search").properties.search_params!.required).toEqual(["code", "date", "patient"]);
+    expect(planToolCall("fhir_procedure_search", JSON.stringify({ search_params: { date: "ge2023", patient: MRN }, explanation: "x" })).kind).toBe("GET");
     // Optional[str] without a default is required but nullable (pydantic v2).
     expect(params("patient_search").required).toEqual(["birthdate", "family", "given", "identifier"]);
     expect((params("patient_search").properties.identifier as { type?: string[] }).type).toEqual(["string", "null"]);

@@ -141,6 +141,16 @@ describe("dataset validate / check catch each case planted by hand", () => {
     expect(nulls.stderr).toMatch(/field messages\.\d+\.tool_calls/);
   });
 
+  it("a tool call carrying a key the strict schema it was offered forbids (pydantic would ignore it; a model under strict tool calling never writes it)", () => {
+    const tools = readJsonl(dataFile(clean)).find((x) => x.protocol === "tools")!;
+    const messages = structuredClone(tools.messages) as Msg[];
+    const call = messages.find((m) => m.tool_calls)!.tool_calls![0]! as { function: { arguments: unknown } };
+    call.function.arguments = { ...(call.function.arguments as object), note: "x" }; // rows keep arguments as objects
+    const v = plantInto("plant-strict", { ...tools, id: "c".repeat(24), messages });
+    expect(v.status).toBe(1);
+    expect(v.stderr).toMatch(/tool_calls\[0\] \(\w+\): arguments its strict schema refuses: \(arguments\): Unrecognized key: "note"/);
+  });
+
   it("format openai: parallel_tool_calls that lie, nothing to train on, a trained invalid turn, an unanswered call", () => {
     const line = readJsonl(join(clean, "openai", "train.jsonl")).find((l) => (l.tools as unknown[] | undefined)?.length && (l.parallel_tool_calls as boolean) === true)!;
     const cases: [string, (l: Record<string, unknown>) => void, RegExp][] = [

@@ -1,10 +1,10 @@
 // The tool definitions ehrgym offers have the structure of the original V2 code's: the same tool names,
 // and for each the same argument names, nesting, required fields and JSON types, compared with
 // `../shared/medagentbench/tools_v2_reference.json` (the original's tools exported as JSON: a list of
-// each tool's schema in Chat Completions or Responses form). Descriptions are ehrgym's own, so they
-// are not compared. Pydantic writes nested models as `$defs` + `$ref` and `Optional[X]` as `anyOf`;
+// each tool's schema in Chat Completions or Responses form), strictness and closed objects included.
+// Descriptions are ehrgym's own, so they are not compared. Pydantic writes nested models as `$defs` + `$ref` and `Optional[X]` as `anyOf`;
 // ehrgym writes nested objects in place and `type: [X, "null"]`: both are normalised to one shape.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,11 +14,13 @@ const REFERENCE = new URL("../../../shared/medagentbench/tools_v2_reference.json
 
 type Json = Record<string, unknown>;
 
-/** A JSON Schema's structure: allowed types, properties, required names, array items. */
+/** A JSON Schema's structure: allowed types, properties, required names, whether unknown keys are
+ *  refused (`additionalProperties: false`), array items. */
 interface Shape {
   types: string[];
   properties?: Record<string, Shape>;
   required?: string[];
+  closed?: boolean;
   items?: Shape;
 }
 
@@ -42,15 +44,16 @@ function shapeOf(schema: Json, root: Json): Shape {
   const shape: Shape = { types: types.map((t) => (t === "integer" ? "number" : t)) };
   if (schema.properties) shape.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, Json>).map(([k, v]) => [k, shapeOf(v, root)]));
   if (Array.isArray(schema.required) && schema.required.length) shape.required = [...(schema.required as string[])].sort();
+  if (schema.additionalProperties === false) shape.closed = true;
   if (schema.items && typeof schema.items === "object") shape.items = shapeOf(schema.items as Json, root);
   return shape;
 }
 
-function shapes(tools: { function: { name: string; parameters?: unknown } }[]): Record<string, Shape> {
+function shapes(tools: { function: { name: string; parameters?: unknown; strict?: boolean } }[]): Record<string, Shape & { strict?: boolean }> {
   return Object.fromEntries(
     tools.map((t) => {
       const params = (t.function.parameters ?? { type: "object", properties: {} }) as Json;
-      return [TOOL_ALIASES[t.function.name] ?? t.function.name, shapeOf(params, params)];
+      return [TOOL_ALIASES[t.function.name] ?? t.function.name, { ...shapeOf(params, params), strict: t.function.strict }];
     }),
   );
 }
@@ -61,6 +64,18 @@ describe.skipIf(!existsSync(REFERENCE))("tool definitions against the original's
     const ours = shapes(openAITools());
     expect(Object.keys(ours).sort()).toEqual(Object.keys(reference).sort());
     for (const name of Object.keys(reference)) expect({ name, shape: ours[name] }).toEqual({ name, shape: reference[name] });
+  });
+
+  it("is strict as the reference is: every tool strict, every object closed with all its properties required", () => {
+    const closedEverywhere = (s: Shape): boolean =>
+      (!s.properties || (s.closed === true && JSON.stringify(s.required) === JSON.stringify(Object.keys(s.properties).sort()) && Object.values(s.properties).every(closedEverywhere))) && (!s.items || closedEverywhere(s.items));
+    for (const [name, shape] of Object.entries(shapes(loadToolSchemas(REFERENCE.pathname)))) expect({ name, strict: shape.strict, closed: closedEverywhere(shape) }).toEqual({ name, strict: true, closed: true });
+  });
+
+  it("--tool-schemas reproduces the file: each tool's function object byte for byte, strict included", () => {
+    const file = JSON.parse(readFileSync(REFERENCE, "utf8")) as Json[];
+    const loaded = loadToolSchemas(REFERENCE.pathname);
+    expect(loaded.map((t) => JSON.stringify(t.function))).toEqual(file.map((t) => JSON.stringify("function" in t ? t.function : Object.fromEntries(Object.entries(t).filter(([k]) => k !== "type")))));
   });
 });
 
@@ -94,7 +109,7 @@ describe("the structure normaliser", () => {
     const dir = mkdtempSync(join(tmpdir(), "ehrgym-tools-"));
     try {
       const file = join(dir, "tools.json");
-      writeFileSync(file, JSON.stringify(openAITools().map((t) => ({ type: "function", name: t.function.name, parameters: t.function.parameters }))));
+      writeFileSync(file, JSON.stringify(openAITools().map((t) => ({ type: "function", name: t.function.name, parameters: t.function.parameters, strict: t.function.strict }))));
       expect(shapes(loadToolSchemas(file))).toEqual(shapes(openAITools()));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -112,6 +112,15 @@ add(
   "8 turns of searches: the turn limit ends the run, graded with [] and no accepted POST -> right",
   times(8, () => turn(conditions())),
   { status: "limit_reached", reward: 1, toolReplies: 8 },
+  { status: "limit_reached", reward: 1, toolReplies: 7 },
+);
+add(
+  "finish-at-limit",
+  heartRate,
+  "finish in the 8th turn: the original runs it and returns; the port stops at its turn limit before the environment answers, so the finish never runs and the run is graded with []",
+  [...times(7, () => turn(heartRates())), turn(finish(AVERAGES))],
+  { status: "completed", reward: 1, result: "[80, 75]", toolReplies: 8 },
+  { status: "limit_reached", reward: 0, toolReplies: 7 },
 );
 add(
   "create-last-at-limit",
@@ -119,6 +128,8 @@ add(
   "the turn limit falls right after a create: its output 'POST request accepted' is the last item and contains POST, so extract_posts reads past the end (IndexError -> 0)",
   [...times(7, () => turn(conditions())), turn(orderFlu())],
   { status: "limit_reached", reward: 0 },
+  // The port never runs the create; its call, logged with no reply after it, is the last item: IndexError -> 0.
+  { status: "limit_reached", reward: 0, toolReplies: 7 },
 );
 
 add(

@@ -40,14 +40,18 @@ describe("expert turns", () => {
     expect(JSON.parse(second.slice(second.indexOf("\n") + 1)).dosageInstruction[0].doseAndRate[0].doseQuantity).toEqual({ value: 40, unit: "mEq" });
   });
 
-  it("tools: the orders and finish go out together after the search", () => {
+  it("tools: the dose is worked out with the calculator, then the orders and finish go out together", () => {
     const first = expertTurn({ task: k, protocol: "tools", messages: [{ role: "user", content: "q" }] }) as Message;
     expect(first.tool_calls!.map((c) => c.function.name)).toEqual(["fhir_observation_search"]);
     const messages: Message[] = [{ role: "user", content: "q" }, first, { role: "tool", tool_call_id: first.tool_calls![0]!.id, content: BUNDLE([low, older]) }];
+    const calc = expertTurn({ task: k, protocol: "tools", messages }) as Message;
+    expect(calc.tool_calls!.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([["calculator", { expression: "(3.5 - 3.1) / 0.1 * 10" }]]);
+    // Python's answer (the float error included): the plan rounds it to 0.01 mEq.
+    messages.push(calc, { role: "tool", tool_call_id: calc.tool_calls![0]!.id, content: "39.99999999999999" });
     const second = expertTurn({ task: k, protocol: "tools", messages }) as Message;
     expect(second.tool_calls!.map((c) => c.function.name)).toEqual(["fhir_medication_request_create", "fhir_service_request_create", "finish"]);
     expect(JSON.parse(second.tool_calls![2]!.function.arguments)).toEqual({ value: [3.1] });
-    expect(new Set([first, second].flatMap((m) => m.tool_calls!.map((c) => c.id))).size).toBe(4);
+    expect(new Set([first, calc, second].flatMap((m) => m.tool_calls!.map((c) => c.id))).size).toBe(5);
     // What refsol reads (route, dose) as the plan wrote it; the rate the create requires: one dose that day.
     expect(JSON.parse(second.tool_calls![0]!.function.arguments).dosageInstruction).toEqual([{ route: "oral", doseAndRate: [{ doseQuantity: { value: 40, unit: "mEq" }, rateQuantity: { value: 40, unit: "mEq/d" } }] }]);
   });
