@@ -2,6 +2,7 @@
 // and modulo with Python's signs, float ** with CPython's special cases and errors, shifts, bitwise ops.
 // ehrgym bounds the size of an int (LIMITS.intBits): a bigger one raises MemoryError.
 import { bitLength, floatRatio } from "./decimal.ts";
+import { crPow } from "./libm.ts";
 import { intToFloat } from "./numbers.ts";
 import { PyError } from "./values.ts";
 
@@ -135,7 +136,7 @@ export function floatPow(x: number, y: number): number {
     negate = isOddInt(y);
   }
   if (base === 1) return negate ? -1 : 1;
-  const r = base ** y;
+  const r = crPow(base, y);
   if (!Number.isFinite(r)) throw new PyError("OverflowError", "(34, 'Numerical result out of range')");
   return negate ? -r : r;
 }

@@ -154,6 +154,8 @@ export function decimalToFloat(d: Decimal): number {
 export function decimalToInt(d: Decimal, mode: "trunc" | "floor" | "ceil" = "trunc"): bigint {
   if (d.isNaN) throw new PyError("ValueError", "cannot convert NaN to integer");
   if (d.isInf) throw new PyError("OverflowError", "cannot convert Infinity to integer");
+  // ehrgym's int bound (2**20 bits, ~315,000 digits).
+  if (d.adjusted > 315_000) throw new PyError("MemoryError", "int exceeds ehrgym's bound");
   let v: bigint;
   let exact = true;
   if (d.exp >= 0) v = d.coef * pow10(d.exp);
@@ -486,11 +488,12 @@ export function isqrt(n: bigint): bigint {
 /** Fixed point with `w` decimal digits: value = v / 10^w. */
 type Fixed = { v: bigint; w: number };
 
-function fixedExp(x: Fixed): bigint {
-  // exp(x) = exp(x / 2^k)^(2^k); Taylor series on the reduced argument.
-  const one = pow10(x.w);
+export function fixedExp(x: Fixed): bigint {
+  // exp(x) = exp(x / 2^k)^(2^k); Taylor series on the reduced argument, with 10 guard digits
+  // for what the squarings lose.
+  const one = pow10(x.w + 10);
   let k = 0;
-  let r = x.v;
+  let r = x.v * pow10(10);
   const limit = one / 1000n;
   while ((r < 0n ? -r : r) > limit) {
     r /= 2n;
@@ -503,10 +506,10 @@ function fixedExp(x: Fixed): bigint {
     sum += term;
   }
   for (let i = 0; i < k; i++) sum = (sum * sum) / one;
-  return sum;
+  return sum / pow10(10);
 }
 
-function fixedLn(c: bigint, e: number, w: number): bigint {
+export function fixedLn(c: bigint, e: number, w: number): bigint {
   // ln(c * 10^e) = ln(m) + (e + digits - 1) * ln(10), m in [1, 10); Newton on exp for ln(m).
   const nd = digits(c);
   // m = c / 10^(nd - 1) in fixed point with w digits.
@@ -530,7 +533,7 @@ function newtonLn(m: bigint, w: number): bigint {
 }
 
 const LN10 = new Map<number, bigint>();
-function ln10(w: number): bigint {
+export function ln10(w: number): bigint {
   let v = LN10.get(w);
   if (v === undefined) {
     v = newtonLn(10n * pow10(w), w);
@@ -568,7 +571,7 @@ function correctlyRounded(compute: (w: number) => { coef: bigint; exp: number })
 }
 
 /** exp(L) for L in fixed point (w digits): exp(r) * 10^k with L = k ln 10 + r, so any magnitude costs the same. */
-function expOfFixed(L: bigint, w: number): { coef: bigint; exp: number } {
+export function expOfFixed(L: bigint, w: number): { coef: bigint; exp: number } {
   const l10 = ln10(w);
   let k = L / l10;
   const r = L - k * l10;

@@ -4,6 +4,7 @@
 import { LIMITS, floatOf, floatToInt, intTrueDiv, memoryError } from "./arith.ts";
 import { Decimal, bitLength, decimalToFloat, decimalToInt, floatRatio, isqrt } from "./decimal.ts";
 import { type Kwargs, type NativeFn, type Val, PyBuiltin, PyModule, PyTuple, typeOf } from "./objects.ts";
+import { crAcosh, crAsin, crAsinh, crAtan, crAtan2, crAtanh, crCbrt, crExp, crExp2, crExpm1, crHyper, crLog, crLog1p, glibcLog10, crPow, crTrig } from "./libm.ts";
 import { PyError } from "./values.ts";
 
 const domain = () => new PyError("ValueError", "math domain error");
@@ -48,6 +49,10 @@ function unary(name: string, f: (x: number) => number, canOverflow = false): [st
   ];
 }
 
+const LN = (x: number) => crLog(x);
+const LOG2 = (x: number) => crLog(x, 2);
+const LOG10 = glibcLog10;
+
 /** log/log2/log10 take ints of any size: past the float range, through frexp. */
 function logOf(v: Val, f: (x: number) => number): number {
   if (typeof v === "bigint" || typeof v === "boolean") {
@@ -67,9 +72,9 @@ function logOf(v: Val, f: (x: number) => number): number {
 
 function log(a: Val[], kw: Kwargs): Val {
   args("log", a, kw, 1, 2);
-  const num = logOf(a[0]!, Math.log);
+  const num = logOf(a[0]!, LN);
   if (a.length === 1) return num;
-  const den = logOf(a[1]!, Math.log);
+  const den = logOf(a[1]!, LN);
   if (den === 0) throw new PyError("ZeroDivisionError", "float division by zero");
   return num / den;
 }
@@ -113,7 +118,10 @@ function pow(a: Val[], kw: Kwargs): Val {
     return 0;
   }
   if (x === 1 || y === 0) return 1;
-  const r = x ** y;
+  let r: number;
+  if (x === 0) r = y < 0 ? Infinity : Math.abs(y % 2) === 1 ? x : 0;
+  else if (x < 0) r = Number.isInteger(y) ? (Math.abs(y % 2) === 1 ? -1 : 1) * crPow(-x, y) : NaN;
+  else r = crPow(x, y);
   if (Number.isNaN(r)) throw domain();
   if (!Number.isFinite(r)) throw x === 0 ? domain() : range();
   return r;
@@ -348,27 +356,27 @@ export function mathModule(iterate: (v: Val) => Val[], multiply: (a: Val, b: Val
   const one = (name: string, f: (x: number) => Val): [string, NativeFn] => [name, (a, kw) => f(toFloat(args(name, a, kw, 1)[0]!))];
   const fns: [string, NativeFn][] = [
     unary("sqrt", Math.sqrt),
-    unary("exp", Math.exp, true),
-    unary("exp2", (x) => 2 ** x, true),
-    unary("expm1", Math.expm1, true),
-    unary("log1p", Math.log1p),
-    unary("cbrt", Math.cbrt),
-    unary("sin", Math.sin),
-    unary("cos", Math.cos),
-    unary("tan", Math.tan),
-    unary("asin", Math.asin),
-    unary("acos", Math.acos),
-    unary("atan", Math.atan),
-    unary("sinh", Math.sinh, true),
-    unary("cosh", Math.cosh, true),
-    unary("tanh", Math.tanh),
-    unary("asinh", Math.asinh),
-    unary("acosh", Math.acosh),
-    unary("atanh", Math.atanh),
+    unary("exp", crExp, true),
+    unary("exp2", crExp2, true),
+    unary("expm1", crExpm1, true),
+    unary("log1p", crLog1p),
+    unary("cbrt", crCbrt),
+    unary("sin", (x) => (Number.isFinite(x) ? crTrig(x, "sin") : NaN)),
+    unary("cos", (x) => (Number.isFinite(x) ? crTrig(x, "cos") : NaN)),
+    unary("tan", (x) => (Number.isFinite(x) ? crTrig(x, "tan") : NaN)),
+    unary("asin", (x) => crAsin(x)),
+    unary("acos", (x) => crAsin(x, true)),
+    unary("atan", crAtan),
+    unary("sinh", (x) => crHyper(x, "sinh"), true),
+    unary("cosh", (x) => crHyper(x, "cosh"), true),
+    unary("tanh", (x) => crHyper(x, "tanh")),
+    unary("asinh", crAsinh),
+    unary("acosh", crAcosh),
+    unary("atanh", crAtanh),
     unary("fabs", Math.abs),
     ["log", log],
-    ["log2", (a, kw) => logOf(args("log2", a, kw, 1)[0]!, Math.log2)],
-    ["log10", (a, kw) => logOf(args("log10", a, kw, 1)[0]!, Math.log10)],
+    ["log2", (a, kw) => logOf(args("log2", a, kw, 1)[0]!, LOG2)],
+    ["log10", (a, kw) => logOf(args("log10", a, kw, 1)[0]!, LOG10)],
     ["pow", pow],
     ["floor", floorCeil("floor")],
     ["ceil", floorCeil("ceil")],
@@ -432,7 +440,7 @@ export function mathModule(iterate: (v: Val) => Val[], multiply: (a: Val, b: Val
       return y < 0 || Object.is(y, -0) ? -Math.abs(x) : Math.abs(x);
     }),
     two("fmod", fmod),
-    two("atan2", Math.atan2),
+    two("atan2", crAtan2),
     two("remainder", remainder),
     ["ldexp", ldexp],
     ["nextafter", nextafter],
