@@ -46,7 +46,7 @@ const literal = (v: number) => String(v);
 /** The mean of `values` (undefined when there are none), worked out as a model would with the calculator. */
 export function mean(ctx: PlanContext, values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
-  return ctx.calculate(`(${values.map(literal).join(" + ")}) / ${values.length}`, values.reduce((a, b) => a + b, 0) / values.length);
+  return ctx.calculate(`sum([${values.map(literal).join(", ")}]) / ${values.length}`, values.reduce((a, b) => a + b, 0) / values.length);
 }
 
 export interface ReplayOptions {

@@ -40,7 +40,12 @@ function readPatient(ctx: PlanContext): FhirResource | undefined {
 const age: Plan = (ctx) => {
   const patient = readPatient(ctx);
   if (typeof patient?.birthDate !== "string") return ctx.finish([-1]);
-  return ctx.finish([ageOn(patient.birthDate as string, taskNow(ctx.task))]);
+  const birth = (patient.birthDate as string).split("-").map(Number);
+  const today = taskNow(ctx.task).slice(0, 10).split("-").map(Number);
+  if (birth.length !== 3 || today.length !== 3 || [...birth, ...today].some((n) => !Number.isInteger(n))) return ctx.finish([ageOn(patient.birthDate as string, taskNow(ctx.task))]);
+  // Years between, less one when the birthday has not come yet this year.
+  const expression = `${today[0]} - ${birth[0]} - ((${today[1]}, ${today[2]}) < (${birth[1]}, ${birth[2]}))`;
+  return ctx.finish([ctx.calculate(expression, ageOn(patient.birthDate as string, taskNow(ctx.task)))]);
 };
 
 const recordBp: Plan = (ctx) => {

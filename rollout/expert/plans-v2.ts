@@ -154,11 +154,20 @@ function orderThyroidLabs(ctx: PlanContext, when: string): void {
     });
 }
 
+/** Whole days from `a`'s to `b`'s effective time, with the calculator's datetime where both carry an offset. */
+function daysBetween(ctx: PlanContext, a: FhirResource, b: FhirResource): number {
+  const days = Math.floor((effective(b) - effective(a)) / DAY);
+  const [from, to] = [a.effectiveDateTime, b.effectiveDateTime];
+  const aware = (t: unknown): t is string => typeof t === "string" && /T\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/.test(t);
+  if (!aware(from) || !aware(to)) return days;
+  return ctx.calculate(`(datetime.datetime.fromisoformat('${to}') - datetime.datetime.fromisoformat('${from}')).days`, days);
+}
+
 const thyroid: Plan = (ctx) => {
   const tsh = labs(ctx, "TSH");
   const ft4 = labs(ctx, "FT4");
-  const high = tsh.filter((o) => (value(o) ?? 0) > 10).map(effective).filter((t) => !Number.isNaN(t));
-  const branchA = high.length >= 2 && Math.max(...high) - Math.min(...high) >= 30 * DAY;
+  const high = tsh.filter((o) => (value(o) ?? 0) > 10 && !Number.isNaN(effective(o))).sort((a, b) => effective(a) - effective(b));
+  const branchA = high.length >= 2 && daysBetween(ctx, high[0]!, high.at(-1)!) >= 30;
   const lastTsh = latest(tsh, effective);
   const lastFt4 = latest(ft4, effective);
   const tshValue = lastTsh ? value(lastTsh) : undefined;

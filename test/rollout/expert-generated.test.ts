@@ -32,6 +32,14 @@ describe("expert on generated tasks", () => {
   for (const protocol of ["text", "tools"] as const) {
     it(`100% in the ${protocol} protocol (except tasks no agent can pass)`, async () => {
       const rows = await play(config, tasks, protocol);
+      if (protocol === "tools") {
+        // What computes something is worked out with the calculator, in the original's language.
+        const calculations = (type: string) => rows.filter((r) => `${r.suite}/${r.type}` === type).flatMap((r) => r.messages.flatMap((m) => (m.tool_calls ?? []).filter((c) => c.function.name === "calculator").map((c) => JSON.parse(c.function.arguments).expression as string)));
+        expect(calculations("mab-v1/task2").every((e) => /^\d{4} - \d{4} - \(\(\d+, \d+\) < \(\d+, \d+\)\)$/.test(e))).toBe(true);
+        for (const type of ["mab-v1/task2", "mab-v1/task6", "mab-v1/task9", "mab-v2/task3", "mab-v2/task6"]) expect(calculations(type).length, type).toBeGreaterThan(0);
+        expect(calculations("mab-v1/task6").some((e) => e.startsWith("sum(["))).toBe(true);
+        expect(calculations("mab-v2/task6").some((e) => e.includes("datetime.datetime.fromisoformat"))).toBe(true);
+      }
       const tools = await offeredTools(config, tasks[0]!);
       const byId = new Map(tasks.map((t) => [`${t.suite}/${t.id}`, t]));
       const winnable = rows.filter((r) => !unwinnable(byId.get(`${r.suite}/${r.task_id}`)!) && !blindToExistingOrders(r, tools));
