@@ -427,6 +427,12 @@ export class MedAgentEnv {
     }
   }
 
+  /** The calculator's clock: the reproducible FHIR stamps' fixed time, else the wall clock (undefined). */
+  private get calculatorNow(): string | undefined {
+    const b = this.config.backend;
+    return b instanceof EmbeddedBackend && b.service instanceof FhirService ? b.service.fixedTime : undefined;
+  }
+
   /** Runs one planned call; its reply is what the original's tool returns, as `str(result)` (Python). */
   private async runCall(ep: Episode, plan: ToolCallPlan, raw: string): Promise<{ reply: string } | { fail: string }> {
     const base = this.config.backend.apiBase;
@@ -440,7 +446,7 @@ export class MedAgentEnv {
       case "CALC":
         ep.actions.push({ kind: "INVALID", raw, tool: plan.tool });
         try {
-          return { reply: calculate(plan.expression) };
+          return { reply: calculate(plan.expression, { now: this.calculatorNow }) };
         } catch (e) {
           return { fail: `calculator: ${(e as Error).message}` };
         }

@@ -109,6 +109,11 @@ export class FhirService {
     return this.base;
   }
 
+  /** The one time reproducible stamps carry (the calculator's today()/now() read it too); undefined when live. */
+  get fixedTime(): string | undefined {
+    return this.stamps === LIVE_STAMPS ? undefined : this.stamps.now();
+  }
+
   /**
    * Answer one interaction; `overlay` is the episode's (default: the server's shared one). A search
    * that needs more than one slice of work answers with a Promise and scans between other requests.

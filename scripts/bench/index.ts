@@ -15,6 +15,7 @@ const sections: Record<string, () => Promise<Section>> = {
   fhir: () => import("./fhir.ts"),
   "fhir-http": () => import("./fhir-http.ts"),
   env: () => import("./env.ts"),
+  calculator: () => import("./calculator.ts"),
   server: () => import("./server.ts"),
   "slow-search": () => import("./slow-search.ts"),
   scale: () => import("./scale.ts"),
