@@ -70,7 +70,8 @@ export async function writeFolderAtomic<T>(target: string, fill: (dir: string) =
     return result;
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    throw err;
+    // A full disk names the file it failed on when the error says which, else the folder.
+    throw storageError((err as NodeJS.ErrnoException | undefined)?.path ?? target, err);
   }
 }
 

@@ -3,9 +3,9 @@
 // whose PID no longer runs on this host is stale and taken over. Hand-written rather than
 // proper-lockfile: that library keeps no PID or host in its lock (it refreshes a directory's mtime
 // instead), and naming the holder is what a refused run must print.
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { processRuns } from "../../env/util/index.ts";
+import { processRuns, storageError } from "../../env/util/index.ts";
 
 export interface LockHolder {
   pid: number;
@@ -60,7 +60,12 @@ export function lockOutput(path: string, command: string): OutputLock {
   const file = `${path}.lock`;
   const me: LockHolder = { pid: process.pid, host: hostname(), command, started: new Date().toISOString() };
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(me)}\n`);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(me)}\n`);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw storageError(file, e);
+  }
   let replaced: LockHolder | undefined;
   try {
     for (let attempt = 0; ; attempt++) {
