@@ -37,7 +37,7 @@ export function fromOrdinal(n: number): [number, number, number] {
   k -= n4 * 1461;
   const n1 = Math.floor(k / 365);
   k -= n1 * 365;
-  let y = n400 * 400 + n100 * 100 + n4 * 4 + n1 + 1;
+  const y = n400 * 400 + n100 * 100 + n4 * 4 + n1 + 1;
   if (n1 === 4 || n100 === 4) return [y - 1, 12, 31];
   const leap = isLeap(y);
   let m = 1;
@@ -47,7 +47,6 @@ export function fromOrdinal(n: number): [number, number, number] {
     k -= dim;
     m++;
   }
-  void y;
   return [y, m, k + 1];
 }
 
@@ -864,8 +863,7 @@ function strArg(fname: string, v: Val | undefined): string {
 
 // ---- the types and the module ----
 
-function classAttr(name: string, attrs: Record<string, () => Val>): (n: string) => Val | undefined {
-  void name;
+function classAttr(attrs: Record<string, () => Val>): (n: string) => Val | undefined {
   return (n) => (Object.hasOwn(attrs, n) ? attrs[n]!() : undefined);
 }
 const classMethod = (owner: () => PyType, name: string, fn: NativeFn) => () => new PyBuiltin(name, fn, owner());
@@ -873,7 +871,7 @@ const classMethod = (owner: () => PyType, name: string, fn: NativeFn) => () => n
 export const TIMEDELTA_TYPE: PyType = new PyType(
   "datetime.timedelta",
   makeTimedelta,
-  classAttr("timedelta", {
+  classAttr({
     min: () => new Timedelta(-MAX_DAYS * US_PER_DAY),
     max: () => new Timedelta(MAX_DAYS * US_PER_DAY + US_PER_DAY - 1n),
     resolution: () => new Timedelta(1n),
@@ -883,7 +881,7 @@ export const TIMEDELTA_TYPE: PyType = new PyType(
 export const TIMEZONE_TYPE: PyType = new PyType(
   "datetime.timezone",
   makeTimezone,
-  classAttr("timezone", {
+  classAttr({
     utc: () => UTC,
     min: () => new Timezone(-(US_PER_DAY - 60_000_000n)),
     max: () => new Timezone(US_PER_DAY - 60_000_000n),
@@ -896,7 +894,7 @@ export const DATE_TYPE: PyType = new PyType(
     const [y, m, d] = bindArgs("date", ["year", "month", "day"], args, kw, 3);
     return makeDate(cInt(y, 0), cInt(m, 0), cInt(d, 0));
   },
-  classAttr("date", {
+  classAttr({
     min: () => new PyDate(1, 1, 1),
     max: () => new PyDate(9999, 12, 31),
     resolution: () => new Timedelta(US_PER_DAY),
@@ -936,7 +934,7 @@ export const DATETIME_TYPE: PyType = new PyType(
     return makeDatetime(cInt(v[0], 0), cInt(v[1], 0), cInt(v[2], 0), cInt(v[3], 0), cInt(v[4], 0), cInt(v[5], 0), cInt(v[6], 0), tzArg(v[7]), cInt(v[8], 0));
   },
   (n) =>
-    classAttr("datetime", {
+    classAttr({
       min: () => new PyDatetime(1, 1, 1, 0, 0, 0, 0, null),
       max: () => new PyDatetime(9999, 12, 31, 23, 59, 59, 999999, null),
       resolution: () => new Timedelta(1n),
@@ -988,7 +986,7 @@ export const TIME_TYPE: PyType = new PyType(
     checkTime(h, mi, s, us, fold);
     return new PyTime(h, mi, s, us, tzArg(v[4]), fold);
   },
-  classAttr("time", {
+  classAttr({
     min: () => new PyTime(0, 0, 0, 0, null),
     max: () => new PyTime(23, 59, 59, 999999, null),
     resolution: () => new Timedelta(1n),

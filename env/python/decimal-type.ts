@@ -3,7 +3,6 @@
 import { bindArgs } from "./datetime-module.ts";
 import {
   Decimal,
-  PREC,
   ROUNDINGS,
   type Rounding,
   decAdd,
@@ -19,7 +18,6 @@ import {
   decimalFromFloat,
   decimalFromInt,
   decimalFromString,
-  digits,
   finish,
   pow10,
   signal,
@@ -243,5 +241,3 @@ export function decimalAttr(d: Decimal, name: string): Val | undefined {
   }
   return undefined;
 }
-
-export { PREC, digits };

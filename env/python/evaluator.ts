@@ -2,11 +2,12 @@
 // "datetime": datetime, "Decimal": decimal.Decimal}, {})` does, within ehrgym's bounds: no name or
 // attribute starting with "_" (nothing past the listed names is reachable), ints and sequences of
 // bounded size, a bounded number of evaluation steps.
-import { LIMITS, checkInt, floatDivmod, floatOf, floatPow, intFloorDiv, intMod, intPow, intTrueDiv, memoryError, shift } from "./arith.ts";
-import { DATE_TYPE, type Clock, PyDate, Timedelta, WALL_CLOCK, dateAdd, dateSub, datetimeModule, timedeltaDiv, timedeltaMul, withClock } from "./datetime-module.ts";
+import { LIMITS, floatDivmod, floatOf, floatPow, intFloorDiv, intMod, intPow, intTrueDiv, memoryError, shift } from "./arith.ts";
+import { DATE_TYPE, type Clock, Timedelta, WALL_CLOCK, dateAdd, dateSub, datetimeModule, timedeltaDiv, timedeltaMul, withClock } from "./datetime-module.ts";
 import { Decimal, bitLength, decAdd, decDiv, decDivmod, decMul, decPlus, decPow, decimalFromInt } from "./decimal.ts";
 import { DECIMAL_TYPE, decimalAttr } from "./decimal-type.ts";
 import { type Node, parseExpression } from "./expression.ts";
+import { percentFormat } from "./format.ts";
 import { mathModule } from "./math-module.ts";
 import { valueAttr } from "./methods.ts";
 import {
@@ -26,6 +27,7 @@ import {
   isNumeric,
   order,
   pyEquals,
+  repr as reprOf,
   str,
   truthy,
   typeOf,
@@ -97,7 +99,6 @@ export class PyIterView extends PyObj {
   }
 }
 
-import { repr as reprOf } from "./objects.ts";
 
 type Scope = { vars: Map<string, Val>; parent: Scope | null };
 
@@ -108,6 +109,9 @@ class Evaluator {
   constructor() {
     this.globals = GLOBALS;
   }
+
+  /** eval()'s locals ({}): where a top-level `:=` binds. */
+  readonly top: Scope = { vars: new Map(), parent: null };
 
   step(n = 1): void {
     this.steps += n;
@@ -212,8 +216,6 @@ class Evaluator {
         throw new PyError("SyntaxError", "can't use starred expression here");
     }
   }
-
-  top: Scope = { vars: new Map(), parent: null };
 
   elements(elts: Node[], scope: Scope | null): Val[] {
     const out: Val[] = [];
@@ -509,7 +511,6 @@ export function binop(op: string, a: Val, b: Val): Val {
         return a + b;
       }
       if (a instanceof PyList && b instanceof PyList) return sized(new PyList([...a.items, ...b.items]));
-      if (a instanceof PyTuple && b instanceof PyTuple && !(a as PyObj).constructor.name.startsWith("Named")) return sized(new PyTuple([...a.items, ...b.items]));
       if (a instanceof PyTuple && b instanceof PyTuple) return sized(new PyTuple([...a.items, ...b.items]));
       if (a instanceof PyBytes && b instanceof PyBytes) return new PyBytes(Uint8Array.from([...a.bytes, ...b.bytes]));
       if (typeof a === "string" || a instanceof PyList || a instanceof PyTuple) {
@@ -528,7 +529,7 @@ export function binop(op: string, a: Val, b: Val): Val {
       break;
     }
     case "*": {
-      if (typeof a === "string" || a instanceof PyList || (a instanceof PyTuple && !(a instanceof PySlice))) {
+      if (typeof a === "string" || a instanceof PyList || a instanceof PyTuple) {
         const r = repeat(a, b);
         if (r !== undefined) return r;
         throw new PyError("TypeError", `can't multiply sequence by non-int of type '${typeOf(b)}'`);
@@ -599,7 +600,6 @@ function sized<T extends PyList | PyTuple>(v: T): T {
   return v;
 }
 
-import { percentFormat } from "./format.ts";
 
 function unop(op: string, v: Val): Val {
   if (op === "not") return !truthy(v);
@@ -792,7 +792,7 @@ export function evaluate(expression: string, options: EvalOptions = {}): Val {
   const prev = current;
   current = ev;
   try {
-    return withClock(options.clock ?? WALL_CLOCK, () => ev.eval(tree, null));
+    return withClock(options.clock ?? WALL_CLOCK, () => ev.eval(tree, ev.top));
   } catch (e) {
     if (e instanceof RangeError) throw new PyError("MemoryError", "the expression exceeds ehrgym's bounds");
     throw e;
@@ -803,9 +803,5 @@ export function evaluate(expression: string, options: EvalOptions = {}): Val {
 
 /** str(eval(expression)) as the original calculator answers. */
 export function evaluateToString(expression: string, options: EvalOptions = {}): string {
-  const v = evaluate(expression, options);
-  return withClock(options.clock ?? WALL_CLOCK, () => str(v));
+  return str(evaluate(expression, options));
 }
-
-export { PyDate };
-export const checkIntSize = checkInt;

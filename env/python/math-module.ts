@@ -425,7 +425,6 @@ export function mathModule(iterate: (v: Val) => Val[], multiply: (a: Val, b: Val
       "dist",
       (a, kw) => {
         const [p, q] = args("dist", a, kw, 2);
-        if (!(p instanceof PyTuple || Array.isArray(p)) && !(p as { items?: unknown })?.items) throw new PyError("TypeError", "dist(): argument 1 must be tuple");
         const ps = iterate(p!).map(toFloat);
         const qs = iterate(q!).map(toFloat);
         if (ps.length !== qs.length) throw new PyError("ValueError", "both points must have the same number of dimensions");

@@ -284,7 +284,7 @@ export class PyBuiltin extends PyObj {
     super();
   }
   get typeName() {
-    return this.self === undefined ? "builtin_function_or_method" : "builtin_function_or_method";
+    return "builtin_function_or_method";
   }
   repr() {
     if (this.self === undefined) return `<built-in function ${this.name}>`;
