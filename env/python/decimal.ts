@@ -253,6 +253,12 @@ export function decAdd(a: Decimal, b: Decimal, negateB = false): Decimal {
     return a.isInf ? inf(a.sign) : inf(bs);
   }
   let [ac, ae, bc, be] = [a.coef, a.exp, b.coef, b.exp];
+  // A zero operand only lowers the exponent, and past PREC digits that is rounding off zeros.
+  if ((ac === 0n) !== (bc === 0n)) {
+    const [c, e, sg] = ac === 0n ? [bc, be, bs] : [ac, ae, a.sign];
+    const pad = Math.min(e - Math.min(ae, be), Math.max(0, PREC - digits(c)));
+    return finish(sg, c * pow10(pad), e - pad);
+  }
   // Far-apart operands: the smaller one only decides the rounding, so it shrinks to one sticky digit
   // just below the larger one's digits (padded to PREC + 3), which keeps both coefficients small.
   if (ac !== 0n && bc !== 0n) {
@@ -320,7 +326,10 @@ export function decDivmod(a: Decimal, b: Decimal, which: "div" | "mod"): Decimal
   const nan = nanResult(a, b);
   if (nan) return nan;
   const sign = (a.sign ^ b.sign) as 0 | 1;
-  if (a.isInf) throw signal("InvalidOperation");
+  if (a.isInf) {
+    if (b.isInf || which === "mod") throw signal("InvalidOperation");
+    return inf(sign);
+  }
   if (b.isInf) return which === "div" ? new Decimal(sign, 0n, 0) : finish(a.sign, a.coef, a.exp);
   if (b.isZero) {
     if (which === "mod" || a.isZero) throw signal("InvalidOperation", a.isZero ? "DivisionUndefined" : "InvalidOperation");
@@ -670,6 +679,7 @@ export function decQuantize(a: Decimal, q: Decimal, mode: Rounding = "ROUND_HALF
   }
   const e = q.exp;
   if (e > EMAX || e < ETINY) throw signal("InvalidOperation");
+  if (!a.isZero && a.adjusted - e + 1 > PREC) throw signal("InvalidOperation");
   let c: bigint;
   if (e <= a.exp) c = a.coef * pow10(a.exp - e);
   else c = roundDigits(a.coef, e - a.exp, a.sign, mode);

@@ -1,7 +1,7 @@
 // Python's expression grammar (eval mode, CPython 3.11) to a small AST: conditional expressions, lambda,
 // boolean and comparison chains, the arithmetic and bitwise operators with Python's precedence, calls
 // with keywords and unpacking, attributes, subscripts and slices, displays, comprehensions, `:=`.
-import { syntaxError, tokenize, type Token } from "./tokenizer.ts";
+import { newlineError, syntaxError, tokenize, type Token } from "./tokenizer.ts";
 import { PyError } from "./values.ts";
 
 export type Node =
@@ -75,18 +75,25 @@ class Parser {
 
   /** eval input: expressions NEWLINE* ENDMARKER (a bare `a, b` is a tuple). */
   top(): Node {
-    if (this.peek().t === "end") throw syntaxError("invalid syntax");
-    const first = this.starOr(() => this.expression());
+    const t0 = this.peek();
+    if (t0.t === "end") throw syntaxError("invalid syntax");
+    if (t0.t === "nl") throw newlineError(t0.indent);
+    // eval input is `expressions`: no starred item at the top (unlike a parenthesized tuple).
+    if (this.isOp("*")) throw syntaxError();
+    const first = this.expression();
     let node = first;
     if (this.isOp(",")) {
       const elts = [first];
       while (this.eatOp(",")) {
-        if (this.peek().t === "end") break;
-        elts.push(this.starOr(() => this.expression()));
+        if (this.peek().t === "end" || this.peek().t === "nl") break;
+        if (this.isOp("*")) throw syntaxError();
+        elts.push(this.expression());
       }
       node = { k: "tuple", elts };
-    } else if (first.k === "star") throw syntaxError("can't use starred expression here");
-    if (this.peek().t !== "end") throw syntaxError();
+    }
+    const t = this.peek();
+    if (t.t === "nl") throw newlineError(t.indent);
+    if (t.t !== "end") throw syntaxError();
     return node;
   }
 

@@ -11,6 +11,9 @@ export type Token =
   | { t: "imag"; v: number }
   | { t: "str"; v: string; bytes: boolean; fstring: boolean }
   | { t: "op"; v: string }
+  /** A newline outside brackets with more code after it: an error once the parser reaches it
+   *  (IndentationError when that code is indented), after any error in the code before it. */
+  | { t: "nl"; indent: boolean }
   | { t: "end" };
 
 export const KEYWORDS = new Set([
@@ -30,6 +33,7 @@ const OPERATORS = [
 const MAX_DEPTH = 200;
 
 export const syntaxError = (msg = "invalid syntax") => new PyError("SyntaxError", msg);
+export const newlineError = (indent: boolean) => (indent ? new PyError("IndentationError", "unexpected indent") : syntaxError());
 
 const NUMBER =
   /0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?[jJ]?/y;
@@ -54,6 +58,10 @@ export function tokenize(src: string): Token[] {
       else if (src.startsWith("\r\n", i + 1)) i += 3;
       else throw syntaxError("unexpected character after line continuation character");
       if (i >= n) throw syntaxError("unexpected EOF while parsing");
+      if (toks.length === 0 && /^[ \t\f]+[^ \t\f\r\n#]/.test(src.slice(i))) {
+        toks.push({ t: "nl", indent: true }, { t: "end" });
+        return toks;
+      }
       continue;
     }
     if (c === "#") {
@@ -63,9 +71,17 @@ export function tokenize(src: string): Token[] {
     if (c === "\n" || c === "\r") {
       i++;
       // Outside brackets a newline ends the expression: only blank lines and comments may follow.
-      if (brackets.length === 0 && toks.length > 0) {
-        const rest = src.slice(i).replace(/#[^\r\n]*/g, "");
-        if (/[^ \t\f\r\n]/.test(rest)) throw syntaxError();
+      // The first line with code after it (or, before any code, the first one) must not be indented.
+      if (brackets.length === 0) {
+        // (Spaces ending the input without a newline count as an indented line.)
+        const next = /^(?:[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*([ \t\f]*)([^ \t\f\r\n#]|$)/.exec(src.slice(i));
+        const rest = next ? src.slice(i + next[0].length - next[2]!.length) : "";
+        // An indented line, or a line opening with a continuation whose next line is indented.
+        const indent = next?.[2] === "\\" ? !next![1] && /^\\\r?\n[ \t\f]+[^ \t\f\r\n#]/.test(rest) : !!next?.[1];
+        if (next && (indent || (toks.length > 0 && next[2] !== ""))) {
+          toks.push({ t: "nl", indent }, { t: "end" });
+          return toks;
+        }
       }
       continue;
     }
