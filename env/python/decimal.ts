@@ -531,7 +531,9 @@ export function fixedLn(c: bigint, e: number, w: number): bigint {
 
 function newtonLn(m: bigint, w: number): bigint {
   const one = pow10(w);
-  let y = BigInt(Math.round(Math.log(Number(m) / Number(one)) * 1e15)) * (w >= 15 ? pow10(w - 15) : 1n);
+  // The float guess from m's leading digits (m itself may pass the float range).
+  const lead = Number(m / pow10(Math.max(0, w - 15))) / 10 ** Math.min(w, 15);
+  let y = BigInt(Math.round(Math.log(lead) * 1e15)) * (w >= 15 ? pow10(w - 15) : 1n);
   for (let i = 0; i < 200; i++) {
     const ey = fixedExp({ v: y, w });
     const delta = (2n * (m - ey) * one) / (m + ey);
