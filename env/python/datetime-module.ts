@@ -393,6 +393,10 @@ export class PyDate extends PyObj {
         });
       case "ctime":
         return noArgs(name, this, () => ctime(this));
+      case "timetuple":
+        return noArgs(name, this, () => {
+          throw NO_IMPORT();
+        });
       case "strftime":
         return method(name, this, (args, kw) => {
           const [fmt] = bindArgs("strftime", ["format"], args, kw, 1);
@@ -945,6 +949,10 @@ export const DATETIME_TYPE: PyType = new PyType(
       today: classMethod(() => DATETIME_TYPE, "today", (args, kw) => {
         bindArgs("today", [], args, kw, 0);
         return nowDatetime(null);
+      }),
+      strptime: classMethod(() => DATETIME_TYPE, "strptime", (args, kw) => {
+        bindArgs("strptime", ["date_string", "format"], args, kw, 2);
+        throw NO_IMPORT();
       }),
       utcnow: classMethod(() => DATETIME_TYPE, "utcnow", (args, kw) => {
         bindArgs("utcnow", [], args, kw, 0);

@@ -396,6 +396,7 @@ CLASSIC = [
     "datetime.timedelta(days=7) / datetime.timedelta(days=2)", "datetime.timedelta(days=7) // 2", "datetime.timedelta(days=7) * 1.5", "datetime.timedelta(days=7) / 3",
     "[datetime.date(2023, 1, 1), datetime.timedelta(0), Decimal('1.0'), 1.0, 'a', None, True, (1,)]",
     "{'age': 58, 'bsa': math.sqrt(170 * 70 / 3600)}", "math.sqrt(170 * 70 / 3600)", "round(2.5)",
+    "datetime.datetime.strptime('2023-11-13', '%Y-%m-%d')", "datetime.date(2023, 1, 1).timetuple()", "datetime.date(2023, 1, 1).strftime('%Y')",
     # grammar corners: chains, truthiness, comprehensions, lambdas, :=, methods, % formatting, tokens
     '[1, 2, 3] == [1, 2, 3]', '(1, 2) < (1, 3)', "(1, 2) < (1, 'a')", '[1, [2, 3]][1][0]', "'abc'[1:]", "'abc'[::-2]", "'abcdef'[-3:-1]",
     '[1,2,3,4,5][1:4:2]', '[1,2,3][5:]', '1 < 2 < 3', '1 < 3 < 2', '3 > 2 == 2', "'a' in 'abc'", "'x' not in 'abc'", '1 in {1: 2}', '2 in {1: 2}',
