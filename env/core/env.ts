@@ -21,6 +21,7 @@ import {
   POST_INVALID,
   Protocol,
   TextPrompt,
+  ThinkBlocks,
   UrlRouter,
   type Action,
   type EpisodeStatus,
@@ -35,6 +36,7 @@ import { firstIssue } from "../util/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { DEFAULT_API_BASE, EmbeddedBackend, type Backend, type EpisodeConnection } from "./backend.ts";
 import { EnvInputError, EpisodeStateError } from "./errors.ts";
+import { readAgentTurn } from "./reasoning.ts";
 import { defaultRubric, type Rubric } from "./rubric.ts";
 import {
   Message,
@@ -74,6 +76,8 @@ export interface EnvOptions {
   /** Default: env/graders' grade(). */
   grader?: Grader;
   rubric?: Rubric;
+  /** How an inline `<think>` block is read: as reasoning (default) or as the official harness reads the text. */
+  thinkBlocks?: ThinkBlocks;
   /** Defaults for reset(). */
   maxRounds?: number;
   writes?: WritesMode;
@@ -89,6 +93,7 @@ export class EnvConfig {
   /** The OpenAI `tools` JSON offered at reset. */
   readonly toolsJson: OpenAITool[];
   readonly v2Semantics: V2Semantics;
+  readonly thinkBlocks: ThinkBlocks;
   readonly grader: Grader;
   readonly rubric: Rubric;
   readonly maxRounds: number;
@@ -108,6 +113,9 @@ export class EnvConfig {
     this.grader = options.grader ?? grade;
     this.rubric = options.rubric ?? defaultRubric();
     this.v2Semantics = options.v2Semantics ?? "original";
+    const think = ThinkBlocks.safeParse(options.thinkBlocks ?? "split");
+    if (!think.success) throw new EnvInputError(`thinkBlocks: expected split or official, got ${JSON.stringify(options.thinkBlocks)}`);
+    this.thinkBlocks = think.data;
     this.toolNames = options.toolSchemas?.map((t) => t.function.name) ?? options.tools ?? (this.v2Semantics === "medarc" ? MEDARC_TOOL_NAMES : DEFAULT_TOOL_NAMES);
     this.toolsJson = options.toolSchemas ?? openAITools(this.toolNames, this.v2Semantics); // fails early on an unknown tool name
     this.maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
@@ -259,6 +267,11 @@ export class MedAgentEnv {
     return { ...ep.info };
   }
 
+  /** The turn as this environment reads it: reasoning apart from the action text (`readAgentTurn`). */
+  readTurn(turn: AgentTurn): AgentTurn {
+    return readAgentTurn(turn, this.config.thinkBlocks);
+  }
+
   /** The episode so far (or as it ended). */
   record(): EpisodeRecord {
     const ep = this.ep;
@@ -294,8 +307,10 @@ export class MedAgentEnv {
   }
 
   private async textStep(ep: Episode, turn: AgentTurn): Promise<void> {
-    const content = typeof turn === "string" ? turn : (turn.content ?? "");
-    ep.messages.push({ role: "assistant", content });
+    const read = this.readTurn(turn);
+    const content = typeof read === "string" ? read : (read.content ?? "");
+    const reasoning = typeof read === "string" ? undefined : read.reasoning_content;
+    ep.messages.push(typeof reasoning === "string" ? { role: "assistant", content, reasoning_content: reasoning } : { role: "assistant", content });
     ep.info.rounds++;
     const t = parseTextTurn(content);
     let reply: string | undefined;
@@ -344,7 +359,7 @@ export class MedAgentEnv {
   private async toolStep(ep: Episode, turn: AgentTurn): Promise<void> {
     const parsed = Message.safeParse(typeof turn === "string" ? { role: "assistant", content: turn } : turn);
     if (!parsed.success) throw new EnvInputError(`invalid assistant message: ${firstIssue(parsed.error, "(message)")}`);
-    const msg = parsed.data;
+    const msg = this.readTurn(parsed.data) as Message;
     if (msg.role !== "assistant") throw new EnvInputError(`invalid assistant message: role: expected "assistant", got ${JSON.stringify(msg.role)}`);
     ep.messages.push(msg);
     ep.info.rounds++;

@@ -16,6 +16,9 @@ export interface EpisodeEnv {
   abort(status: "context_limit" | "error", reason?: string): Promise<EpisodeInfo>;
   /** Rolls back the episode's writes. */
   close(): void | Promise<void>;
+  /** How this environment reads a turn's reasoning (MedAgentEnv: `readAgentTurn` in its mode); the loop
+   *  keeps the read turn in the history the policy sees. */
+  readTurn?(turn: AgentTurn): AgentTurn;
 }
 
 export interface EpisodeOptions {
@@ -69,7 +72,8 @@ export async function runEpisode(env: EpisodeEnv, policy: Policy, options: Episo
         break;
       }
       if (acted === undefined) break;
-      const turn = isStep(acted) ? acted.turn : acted;
+      const given = isStep(acted) ? acted.turn : acted;
+      const turn = env.readTurn ? env.readTurn(given) : given;
       if (isStep(acted)) {
         if (acted.call) calls.push(acted.call);
         if (acted.note) notes.push(`round ${calls.length || notes.length + 1}: ${acted.note}`);

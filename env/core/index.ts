@@ -20,4 +20,5 @@ export { binaryReward, defaultRubric, Rubric, RubricSpec } from "./rubric.ts";
 export { EnvConfig, MedAgentEnv, type EnvOptions } from "./env.ts";
 export { Environment, RolloutResult, type EnvironmentOptions } from "./environment.ts";
 export * from "./policy.ts";
+export { historyMessage, readAgentTurn, reasoningField } from "./reasoning.ts";
 export { runEpisode, type EpisodeEnv, type EpisodeOptions, type PlayedEpisode } from "./episode.ts";

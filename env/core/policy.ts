@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
+import { reasoningField } from "./reasoning.ts";
 import type { AgentTurn, Message } from "./types.ts";
 
 /** Sampling parameters sent with each chat.completions request (only those given). */
@@ -100,23 +101,30 @@ export function isContextLimit(err: unknown): boolean {
   return e?.status === 400 && typeof e.message === "string" && /context length|maximum context|too many tokens|context_length/i.test(e.message);
 }
 
-/** A chat completion's message as the agent turn of `protocol` (text: its content; tools: the message). */
+/** A chat completion's message as the agent turn of `protocol` (text: its content; tools: the message).
+ *  Reasoning the endpoint returned in a field is kept on the turn (read later by `readAgentTurn`). */
 export function assistantTurn(
   message: { content?: string | null; tool_calls?: readonly { type: string; id: string; function?: { name: string; arguments: string } }[] | null },
   protocol: Protocol,
 ): { turn: AgentTurn; note?: string } {
   const calls = (message.tool_calls ?? []).filter((c) => c.type === "function" && c.function);
   const content = message.content ?? null;
-  const note = !content && calls.length === 0 ? "the model returned empty content" : undefined;
-  if (protocol === "text") return { turn: content ?? "", ...(note ? { note } : {}) };
+  const reasoning = reasoningField(message as { reasoning_content?: unknown; reasoning?: unknown });
+  const note = !content && calls.length === 0 ? (reasoning ? "the model returned reasoning but empty content" : "the model returned empty content") : undefined;
+  if (protocol === "text") {
+    const turn: AgentTurn = reasoning ? { role: "assistant", content: content ?? "", reasoning_content: reasoning } : (content ?? "");
+    return { turn, ...(note ? { note } : {}) };
+  }
   const turn: Message = { role: "assistant", content: content ?? (calls.length ? null : "") };
+  if (reasoning) turn.reasoning_content = reasoning;
   if (calls.length) turn.tool_calls = calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function!.name, arguments: c.function!.arguments } }));
   return { turn, ...(note ? { note } : {}) };
 }
 
-/** The agent turns of a transcript, as they were played (text, or assistant messages with tool calls). */
+/** The agent turns of a transcript, as they were played (text, or assistant messages with tool calls;
+ *  a text turn that carried reasoning in a field stays a message so its reasoning is kept). */
 export function agentTurns(messages: readonly Message[], protocol: Protocol): AgentTurn[] {
-  return messages.filter((m) => m.role === "assistant").map((m) => (protocol === "text" ? (m.content ?? "") : m));
+  return messages.filter((m) => m.role === "assistant").map((m) => (protocol === "text" && m.reasoning_content == null && m.reasoning == null ? (m.content ?? "") : m));
 }
 
 /** Plays `turns` in order, whatever the replies; stops when they run out. */

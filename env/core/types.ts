@@ -17,6 +17,10 @@ export const Message = z.object({
   tool_calls: z.array(ToolCall).optional(),
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
+  /** Assistant turns: the reasoning, kept apart from the action text (where reasoning chat templates such as Qwen3's read it). */
+  reasoning_content: z.string().nullish(),
+  /** Accepted on input (vLLM's newer spelling of the same field); read into `reasoning_content`. */
+  reasoning: z.string().nullish(),
 });
 export type Message = z.infer<typeof Message>;
 
@@ -69,7 +73,7 @@ export interface StepResult {
   info: EpisodeInfo;
 }
 
-/** Text protocol: the assistant turn text. Tool protocol: the assistant message with tool_calls. */
+/** Text protocol: the assistant turn text (or the assistant message, when it carries reasoning). Tool protocol: the assistant message with tool_calls. */
 export type AgentTurn = string | Message;
 
 /** What a finished episode leaves behind (rollout/datasets consume it). */

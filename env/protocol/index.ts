@@ -7,3 +7,4 @@ export * from "./text.ts";
 export * from "./tools.ts";
 export * from "./v2-history.ts";
 export * from "./calculator.ts";
+export * from "./reasoning.ts";

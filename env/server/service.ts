@@ -131,7 +131,8 @@ export class EpisodeService {
     if (body.message && body.message.role !== "assistant") {
       throw new HttpError(400, `message.role: must be "assistant" (got "${body.message.role}")`, "message.role");
     }
-    if (protocol === "text") return body.action ?? body.message?.content ?? "";
+    // A text turn sent as a message keeps the reasoning it carries in a field.
+    if (protocol === "text") return body.action ?? (body.message ? (body.message.reasoning_content == null && body.message.reasoning == null ? (body.message.content ?? "") : body.message) : "");
     return body.message ?? { role: "assistant", content: body.action ?? "" };
   }
 

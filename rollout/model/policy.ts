@@ -4,6 +4,7 @@
 import OpenAI from "openai";
 import {
   assistantTurn,
+  historyMessage,
   isContextLimit,
   ModelError,
   RunAborted,
@@ -36,6 +37,9 @@ export interface ModelPolicyOptions {
   maxRetries?: number;
   rpm?: number;
   tpm?: number;
+  /** Earlier turns' reasoning sent back as `reasoning_content` (keep) or left out (drop, the default: what
+   *  Qwen3's and DeepSeek-R1's model cards ask; Qwen3's template then decides what it renders). */
+  reasoningHistory?: "drop" | "keep";
   /** For tests: a ready client, and the jitter source. */
   client?: OpenAI;
   random?: () => number;
@@ -79,7 +83,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
-    const body = { ...o.extraBody, ...sampling, model: o.model, messages: input.messages, ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const body = { ...o.extraBody, ...sampling, model: o.model, messages: input.messages.map((m) => historyMessage(m, o.reasoningHistory ?? "drop")), ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
     // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
     const turn = input.messages.filter((m) => m.role === "assistant").length;

@@ -8,6 +8,7 @@ import { combine, messageDigest, textDigest } from "./digest.ts";
 import { EpisodeBook } from "./episodes.ts";
 import { orphanState, playTurn } from "./player.ts";
 import { TaskIndex } from "./recognise.ts";
+import { thoughtFor, withReasoning, type TeacherReasoning } from "./reasoning.ts";
 import { invalidRequest, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
 import { TokenCounter } from "./usage.ts";
 
@@ -47,7 +48,7 @@ export class Completions {
   private served = 0;
 
   /** `maxRounds`: the round limit the expert plans for. */
-  constructor(readonly options: { tasks: Iterable<Task>; seed: number; errorRate: number; maxRounds: number }) {
+  constructor(readonly options: { tasks: Iterable<Task>; seed: number; errorRate: number; maxRounds: number; reasoning?: TeacherReasoning | undefined }) {
     this.index = new TaskIndex(options.tasks);
     this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
   }
@@ -111,7 +112,10 @@ export class Completions {
     );
     const replyDigest = messageDigest(turn.message);
     if (turn.next) this.book.park(combine([...c.digests, replyDigest]), turn.next);
-    const completion = this.shape(c, turn.message, { sample, turn: turn.did });
+    // The episode is keyed by the turn without its reasoning: what a client sends back, whether it drops the reasoning or not.
+    const mode = this.options.reasoning;
+    const shown = mode ? withReasoning(turn.message, thoughtFor(c.task, turn.message), mode) : turn.message;
+    const completion = this.shape(c, shown, { sample, turn: turn.did });
     this.book.remember(c.key, completion);
     return completion;
   }
@@ -130,7 +134,7 @@ export class Completions {
         ? [
             {
               index: 0,
-              message: { role: "assistant", content: message.content, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) },
+              message: { role: "assistant", content: message.content, refusal: null, ...(message.reasoning ? { reasoning: message.reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) },
               logprobs: null,
               finish_reason: calls.length ? "tool_calls" : "stop",
             },

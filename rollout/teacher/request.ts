@@ -2,6 +2,7 @@
 // normalised to the environment's Message shape.
 import { z } from "zod";
 import type { Message } from "../../env/core/index.ts";
+import { splitReasoning } from "../../env/protocol/index.ts";
 
 const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -68,8 +69,11 @@ const text = (content: string | { type: string; text?: string | undefined }[] | 
 
 export type MessageIn = z.infer<typeof MessageIn>;
 
+/** The message as the stand-in keys conversations on it: an assistant turn without its reasoning (a leading
+ *  think block, sent back by a client that kept it, is read as ehrgym's environment reads it). */
 export function toMessage(m: MessageIn): Message {
-  const out: Message = { role: m.role === "developer" ? "system" : m.role, content: text(m.content) };
+  const content = text(m.content);
+  const out: Message = { role: m.role === "developer" ? "system" : m.role, content: m.role === "assistant" ? splitReasoning(content, undefined).content : content };
   if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   return out;

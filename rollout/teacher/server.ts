@@ -10,6 +10,7 @@ import { firstIssue, httpStatusOf, Rng } from "../../env/util/index.ts";
 import { textDigest } from "./digest.ts";
 import { FaultPicker, FaultRatesSchema, parseFaults, type FaultKind } from "./faults.ts";
 import { ApiError, invalidRequest } from "./request.ts";
+import { TeacherReasoning } from "./reasoning.ts";
 import { completionEvents } from "./stream.ts";
 
 export const DEFAULT_MODEL = "ehrgym-stand-in";
@@ -37,6 +38,8 @@ export const TeacherServerOptions = z.object({
   /** The round limit the expert plans for (the environment's --max-rounds). */
   maxRounds: z.number().int().min(1).max(1000).default(8),
   maxBodyBytes: z.number().int().min(1024).default(64 * 1024 * 1024),
+  /** Think before each turn, returning the thought inline (`think`) or in the `reasoning` field (`field`), as vLLM does. */
+  reasoning: TeacherReasoning.optional(),
 });
 export type TeacherServerInput = z.input<typeof TeacherServerOptions>;
 
@@ -56,7 +59,7 @@ export async function startTeacherServer(input: TeacherServerInput) {
   if (!parsed.success) throw new Error(`startTeacherServer: ${firstIssue(parsed.error, "(options)")}`);
   const o = parsed.data;
   await loadTokenizer();
-  const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds });
+  const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds, reasoning: o.reasoning });
   const delay = replyDelays(o.latencyMs, o.latencyJitterMs, o.seed);
   const faults = new FaultPicker(typeof o.faults === "string" ? parseFaults(o.faults) : o.faults, o.seed);
   const created = Math.floor(Date.now() / 1000);

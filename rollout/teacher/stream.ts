@@ -10,6 +10,8 @@ export function completionEvents(completion: ChatCompletion, includeUsage: boole
   for (const choice of completion.choices) {
     const m = choice.message;
     const delta: Record<string, unknown> = { role: m.role, content: m.content };
+    const reasoning = (m as { reasoning?: string }).reasoning;
+    if (reasoning) delta.reasoning = reasoning;
     if (m.tool_calls?.length) delta.tool_calls = m.tool_calls.map((c, index) => ({ index, ...c }));
     events.push({ ...head, choices: [{ index: choice.index, delta, logprobs: null, finish_reason: null }] });
     events.push({ ...head, choices: [{ index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finish_reason }] });

@@ -17,8 +17,9 @@ function countTokens(text: string): number {
 }
 
 /** Tokens of one message by the stand-in's rule. */
-export function messageTokens(m: Pick<Message, "content" | "tool_calls">): number {
+export function messageTokens(m: Pick<Message, "content" | "tool_calls" | "reasoning">): number {
   let n = m.content ? countTokens(m.content) : 0;
+  if (m.reasoning) n += countTokens(m.reasoning);
   for (const c of m.tool_calls ?? []) n += countTokens(c.function.name) + countTokens(c.function.arguments);
   return n;
 }

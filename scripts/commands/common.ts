@@ -41,6 +41,8 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.in
   throw new UserError(lines.join("\n"));
 }
 
+/** Help of `--think-blocks` on every command that runs episodes. */
+export const THINK_BLOCKS_HELP = "split | official: read a turn's leading <think>...</think> block as reasoning, never as an action (split), or read the text as the official harness does (official: such a turn is invalid)";
 /** Help of `--no-cache` on every command that can run on the synthetic population. */
 export const REPRODUCIBLE_FHIR_HELP = "FHIR replies that repeat byte for byte: Bundle and paging ids from each episode's requests, every time 2023-11-13T10:15:00 (default: random ids and the clock, as HAPI)";
 export const NO_CACHE_HELP = "generate the synthetic population afresh (default: generated once into the cache folder, $EHRGYM_CACHE or ~/.cache/ehrgym)";

@@ -7,10 +7,10 @@ import { z } from "zod";
 import { DEFAULT_API_BASE, EmbeddedBackend, EnvConfig, MedAgentEnv, type Policy, Sampling } from "../../env/core/index.ts";
 import { DEFAULT_PATIENTS as DEFAULT_EHR_PATIENTS, DEFAULT_SEED as DEFAULT_EHR_SEED, generateStore } from "../../env/ehr/index.ts";
 import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/index.ts";
-import { loadToolSchemas, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
+import { loadToolSchemas, ThinkBlocks, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy } from "../../rollout/index.ts";
-import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
+import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { readMrns } from "./tasks.ts";
 import { UserError, utf8Text } from "../../env/util/index.ts";
@@ -41,6 +41,7 @@ export const SetupFlags = z.object({
   types: list.pipe(z.array(z.string().regex(/^(v2_)?task\d+$/, "a task type like task5 or v2_task9")).min(1)).optional(),
   toolSchemas: existingFile.optional(),
   v2Semantics: V2Semantics.default("original"),
+  thinkBlocks: ThinkBlocks.default("split"),
   reproducibleFhir: z.boolean().default(false),
 });
 export type SetupFlags = z.infer<typeof SetupFlags>;
@@ -55,6 +56,9 @@ const ExtraBody = z.string().transform((s, ctx) => {
   ctx.addIssue({ code: "custom", message: "expected a JSON object like '{\"top_k\": 20}'" });
   return z.NEVER;
 });
+
+/** Whether earlier turns' reasoning goes back to the model (THINK_HELP). */
+const ReasoningHistory = z.enum(["drop", "keep"]);
 
 /** The model policy's flags (ROLLOUT.md "The model policy"). */
 export const ModelFlags = z.object({
@@ -74,6 +78,7 @@ export const ModelFlags = z.object({
   tpm: intFlag(1, 10_000_000_000).optional(),
   timeout: number(0.001, 86_400).default(120),
   maxRetries: intFlag(0, 100).default(6),
+  reasoningHistory: ReasoningHistory.default("drop"),
 });
 export type ModelFlags = z.infer<typeof ModelFlags>;
 
@@ -99,6 +104,7 @@ export function addSetupOptions(cmd: Command, defaults: { perType: string }): Co
     .option("--types <list>", "only these task types, e.g. task1,task5")
     .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
     .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
+    .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split")
     .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP);
 }
 
@@ -118,7 +124,8 @@ export function addModelOptions(cmd: Command, defaults: { concurrency: string })
     .option("--rpm <n>", "client-side requests per minute limit")
     .option("--tpm <n>", "client-side tokens per minute limit")
     .option("--timeout <s>", "per request, seconds", "120")
-    .option("--max-retries <n>", "per request, for 408/409/429/5xx/connection errors", "6");
+    .option("--max-retries <n>", "per request, for 408/409/429/5xx/connection errors", "6")
+    .option("--reasoning-history <mode>", "drop | keep: send earlier turns' reasoning back to the model as reasoning_content (default drop, as Qwen3 and DeepSeek-R1 document)", "drop");
 }
 
 function readPatients(path: string): FhirResource[] {
@@ -211,10 +218,14 @@ export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
   return { tasks, heldOut, source };
 }
 
-export function makeEnvFactory(store: FhirStore, flags: Pick<SetupFlags, "toolSchemas" | "v2Semantics" | "reproducibleFhir"> = { v2Semantics: "original", reproducibleFhir: false }): () => MedAgentEnv {
+export function makeEnvFactory(
+  store: FhirStore,
+  flags: Pick<SetupFlags, "toolSchemas" | "v2Semantics" | "reproducibleFhir"> & Partial<Pick<SetupFlags, "thinkBlocks">> = { v2Semantics: "original", reproducibleFhir: false },
+): () => MedAgentEnv {
   const config = new EnvConfig({
     backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: DEFAULT_API_BASE, reproducible: flags.reproducibleFhir }), DEFAULT_API_BASE),
     v2Semantics: flags.v2Semantics,
+    thinkBlocks: flags.thinkBlocks ?? "split",
     ...(flags.toolSchemas ? { toolSchemas: toolSchemasOf(flags.toolSchemas) } : {}),
   });
   return () => new MedAgentEnv(config);
@@ -259,6 +270,7 @@ export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Poli
     maxRetries: m.maxRetries,
     ...(m.rpm ? { rpm: m.rpm } : {}),
     ...(m.tpm ? { tpm: m.tpm } : {}),
+    reasoningHistory: m.reasoningHistory,
   });
 }
 

@@ -3,10 +3,10 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
 import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
-import { loadFunctions, loadPromptTemplate, loadToolSchemas, V2Semantics } from "../../env/protocol/index.ts";
+import { loadFunctions, loadPromptTemplate, loadToolSchemas, ThinkBlocks, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
-import { existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
+import { existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { UserError } from "../../env/util/index.ts";
 
@@ -29,6 +29,7 @@ export const ServeOptions = z
     functions: existingFile.optional(),
     toolSchemas: existingFile.optional(),
     v2Semantics: V2Semantics.default("original"),
+    thinkBlocks: ThinkBlocks.default("split"),
     maxRounds: intFlag(1, 1000).default(8),
     writes: z.enum(["execute", "record"]).default("execute"),
     maxEpisodes: intFlag(1, 10_000_000).default(DEFAULTS.maxEpisodes),
@@ -77,6 +78,7 @@ export async function buildServer(raw: unknown): Promise<{ server: RewardServer;
     ...(o.functions ? { functions: loadFunctions(o.functions) } : {}),
     ...(o.toolSchemas ? { toolSchemas: usage(() => loadToolSchemas(o.toolSchemas!)) } : {}),
     v2Semantics: o.v2Semantics,
+    thinkBlocks: o.thinkBlocks,
   });
   const server = createRewardServer({
     backend: medAgentBackend(config, tasks),
@@ -159,6 +161,7 @@ export function registerServe(program: Command): void {
     .option("--functions <file>", "text protocol function list")
     .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
     .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
+    .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split")
     .option("--max-rounds <n>", "default round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--max-episodes <n>", "episodes kept at once", String(DEFAULTS.maxEpisodes))

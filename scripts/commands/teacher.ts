@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
-import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
+import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, TeacherReasoning, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
 import { closeOnSignal, collect, existingFile, parseOptions } from "./common.ts";
 import { UserError } from "../../env/util/index.ts";
 
@@ -23,6 +23,7 @@ export const TeacherServeOptions = z
     slowMs: z.coerce.number().min(0).max(3_600_000).default(30_000),
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
     maxRounds: z.coerce.number().int().min(1).max(1000).default(8),
+    reasoning: TeacherReasoning.optional(),
   })
   .strict();
 export type TeacherServeOptions = z.infer<typeof TeacherServeOptions>;
@@ -70,6 +71,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
       faults,
       slowMs: o.slowMs,
       maxRounds: o.maxRounds,
+      ...(o.reasoning ? { reasoning: o.reasoning } : {}),
       ...(apiKey ? { apiKey } : {}),
     });
   } catch (err) {
@@ -78,7 +80,7 @@ export async function runTeacherServe(raw: unknown): Promise<void> {
   const faultText = Object.entries(faults).map(([k, p]) => `${k}:${p}`).join(",") || "none";
   process.stderr.write(
     `ehrgym teacher serve: a STAND-IN model server (the scripted expert with seeded mistakes; NOT a model) on ${server.url}\n` +
-      `  models ${o.model.join(", ")}; ${tasks.length} tasks; error rate ${o.errorRate}; seed ${o.seed}; latency ${o.latencyMs}${o.latencyJitterMs ? ` +- ${o.latencyJitterMs}` : ""} ms; faults ${faultText}; ${apiKey ? `key from $${o.apiKeyEnv}` : "no key"}. Ctrl-C stops.\n`,
+      `  models ${o.model.join(", ")}; ${tasks.length} tasks; error rate ${o.errorRate}; seed ${o.seed}; latency ${o.latencyMs}${o.latencyJitterMs ? ` +- ${o.latencyJitterMs}` : ""} ms; faults ${faultText}; ${o.reasoning ? `reasoning ${o.reasoning}; ` : ""}${apiKey ? `key from $${o.apiKeyEnv}` : "no key"}. Ctrl-C stops.\n`,
   );
   // Machine-readable line for wrappers that start it on port 0.
   process.stdout.write(`${JSON.stringify({ url: server.url, models: o.model, tasks: tasks.length, stand_in: true })}\n`);
@@ -103,6 +105,7 @@ export function registerTeacher(program: Command): void {
     .option("--slow-ms <ms>", "how long a `slow` fault holds its reply", "30000")
     .option("--api-key-env <name>", "require Authorization: Bearer $NAME")
     .option("--max-rounds <n>", "the round limit the episodes run with", "8")
+    .option("--reasoning <form>", "think before each turn, as vLLM returns a reasoning model's thought: think (inline <think>...</think> in content) | field (the message's `reasoning` field)")
     .action(async (opts: Record<string, unknown>) => {
       await runTeacherServe(opts);
     });

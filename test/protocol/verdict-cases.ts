@@ -1,6 +1,8 @@
-// The tool-protocol verdict transcripts: one table, played through every surface (the environment,
-// /v1/score, a reward-server episode, `ehrgym eval` and `ehrgym rollout`), each of which must reach
-// the same verdict. Each case is a kind where ehrgym and the reference used to differ (issue 31).
+// The verdict transcripts: one table, played through every surface (the environment, /v1/score, a
+// reward-server episode, `ehrgym eval` and `ehrgym rollout`), each of which must reach the same verdict.
+// The tool-protocol cases are kinds where ehrgym and the reference used to differ (issue 31); the
+// text-protocol cases carry reasoning (issue 39): inline `<think>` blocks and the endpoints' reasoning
+// fields, whose actions are never executed; `official` is the verdict under `--think-blocks official`.
 //
 // `original` is the verdict MedAgentBench V2's own code gives, read off its agent loop (a failing call
 // raises and ends the run, finish returns at once, a turn without a call stops), the wrapper's
@@ -15,7 +17,7 @@
 // verdicts both modes compute the same way, plus one v1-style task.
 import type { Message } from "../../env/core/index.ts";
 import { createStoreBuilder, type FhirStore } from "../../env/fhir/index.ts";
-import type { EpisodeStatus } from "../../env/protocol/index.ts";
+import type { EpisodeStatus, Protocol } from "../../env/protocol/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { lab, patient } from "../core/fixtures.ts";
 
@@ -51,6 +53,10 @@ export interface VerdictCase {
   turns: Message[];
   original: Verdict;
   medarc: Verdict;
+  /** Default tools. */
+  protocol?: Protocol;
+  /** Text protocol: the verdict when the turn text is read as the official harness reads it. */
+  official?: Verdict;
 }
 
 // Each case names itself in its instruction: a scripted model finds its turns by it.
@@ -244,6 +250,62 @@ add(
   { status: "completed", reward: 0, result: "[70]" },
 );
 
+// Text-protocol cases with reasoning, on the age task (refsol task2: no POST, the answer [70]).
+const PATIENT_GET = `GET http://localhost:8080/fhir/Patient?identifier=${MRN}`;
+const text = (content: string, fields: Pick<Message, "reasoning_content" | "reasoning"> = {}): Message => ({ role: "assistant", content, ...fields });
+function addText(name: string, why: string, turns: Message[], split: Verdict, official: Verdict): void {
+  cases.push({ name, task: age, why, turns, original: split, medarc: split, protocol: "text", official });
+}
+addText(
+  "think-then-finish",
+  "the block is reasoning (a POST and a wrong FINISH inside it are neither actions nor agent text the graders read); the FINISH after it is the action",
+  [text("<think>\nBorn 1953-11-13, so FINISH([71]) would be wrong. No need to POST anything.\n</think>\n\nFINISH([70])")],
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 0 },
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+);
+addText(
+  "finish-inside-think",
+  "the FINISH inside the block is not executed; the one after it is, with the wrong age",
+  [text("<think>FINISH([70])</think>FINISH([71])")],
+  { status: "completed", reward: 0, result: "[71]" },
+  { status: "invalid_action", reward: 0 },
+);
+addText(
+  "think-then-get",
+  "the GET after the block runs (one environment reply), then FINISH",
+  [text(`<think>Look the patient up first.</think>\n${PATIENT_GET}`), text("FINISH([70])")],
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 1 },
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+);
+addText(
+  "unclosed-think",
+  "a block never closed (the model ran out of tokens) is all reasoning: the GET inside it never runs, and there is no action",
+  [text(`<think>\nI should look the patient up.\n${PATIENT_GET}`)],
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+);
+addText(
+  "template-opened-think",
+  "the chat template opened <think> in the prompt (DeepSeek-R1, Qwen3-2507): the text up to </think> is reasoning",
+  [text(`The age is 70; I must not POST.\n${PATIENT_GET}\n</think>\n\nFINISH([70])`)],
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 0 },
+  { status: "invalid_action", reward: 0, toolReplies: 0 },
+);
+addText(
+  "reasoning-field",
+  "reasoning in vLLM's `reasoning` field is never agent text: its POST does not count and its FINISH does not run",
+  [text("\n\nFINISH([70])", { reasoning: "FINISH([71])? No: born 1953-11-13, 70 today. Nothing to POST." })],
+  { status: "completed", reward: 1, result: "[70]" },
+  { status: "completed", reward: 1, result: "[70]" },
+);
+addText(
+  "reasoning-content-field",
+  "the same in the older `reasoning_content` field; the GET in it never runs",
+  [text("FINISH([70])", { reasoning_content: `${PATIENT_GET}\nwould show the birth date; 1953-11-13 makes 70.` })],
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 0 },
+  { status: "completed", reward: 1, result: "[70]", toolReplies: 0 },
+);
+
 /** Every case with its task (ids task<N>_<name>, unique). */
 export const VERDICT_CASES: VerdictCase[] = cases.map((c) => ({ ...c, task: c.task(c.name) }));
 
@@ -254,10 +316,13 @@ export function caseOf(messages: readonly { role: string; content?: unknown }[])
   return VERDICT_CASES.find((c) => c.name === name);
 }
 
-/** What a surface reports of a run, in the form the table states it. */
-export function verdictOf(run: { status: string; reward: number; result?: string | undefined; messages?: readonly { role: string }[] }, expected: Verdict): Verdict {
+/** What a surface reports of a run, in the form the table states it (`toolReplies` counts the environment's
+ *  replies: tool messages, or in the text protocol the user messages after the prompt). */
+export function verdictOf(run: { status: string; reward: number; result?: string | undefined; messages?: readonly { role: string }[] }, expected: Verdict, protocol: Protocol = "tools"): Verdict {
   const out: Verdict = { status: run.status as Verdict["status"], reward: run.reward as 0 | 1 };
   if (run.result !== undefined) out.result = run.result;
-  if (expected.toolReplies !== undefined && run.messages) out.toolReplies = run.messages.filter((m) => m.role === "tool").length;
+  if (expected.toolReplies !== undefined && run.messages) {
+    out.toolReplies = protocol === "tools" ? run.messages.filter((m) => m.role === "tool").length : run.messages.filter((m) => m.role === "user").length - 1;
+  }
   return out;
 }

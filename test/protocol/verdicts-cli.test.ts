@@ -16,6 +16,9 @@ import { caseOf, VERDICT_CASES, verdictOf, verdictStore } from "./verdict-cases.
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-verdicts-"));
 const data = join(dir, "ehr");
 const tasksFile = join(dir, "tasks.jsonl");
+const textTasksFile = join(dir, "text-tasks.jsonl");
+const TOOL_CASES = VERDICT_CASES.filter((c) => (c.protocol ?? "tools") === "tools");
+const TEXT_CASES = VERDICT_CASES.filter((c) => c.protocol === "text");
 let model: Server;
 let modelUrl: string;
 
@@ -33,7 +36,14 @@ function scriptedModel(): Server {
         res.statusCode = 400;
         return res.end(JSON.stringify({ error: { message: `no scripted turn for this conversation (case ${c?.name ?? "unknown"})`, type: "invalid_request_error" } }));
       }
-      const message = { role: "assistant", content: turn.content ?? null, ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}) };
+      // Reasoning in the field the case names, as vLLM returns it (the real client passes it through).
+      const message = {
+        role: "assistant",
+        content: turn.content ?? null,
+        ...(turn.reasoning_content ? { reasoning_content: turn.reasoning_content } : {}),
+        ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
+        ...(turn.tool_calls ? { tool_calls: turn.tool_calls } : {}),
+      };
       res.end(
         JSON.stringify({
           id: "chatcmpl-verdict",
@@ -50,7 +60,8 @@ function scriptedModel(): Server {
 
 beforeAll(async () => {
   await exportNdjson(verdictStore(), data);
-  writeFileSync(tasksFile, VERDICT_CASES.map((c) => JSON.stringify(c.task)).join("\n") + "\n");
+  writeFileSync(tasksFile, TOOL_CASES.map((c) => JSON.stringify(c.task)).join("\n") + "\n");
+  writeFileSync(textTasksFile, TEXT_CASES.map((c) => JSON.stringify(c.task)).join("\n") + "\n");
   model = scriptedModel();
   await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
   modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
@@ -78,10 +89,35 @@ describe.each([
     const r = await cli([command, ...policy, "--model", "scripted", "--base-url", modelUrl, "--tasks", tasksFile, "--data", data, "--protocol", "tools", "--v2-semantics", mode, "--out", out, "--no-progress"]);
     expect(r.status, r.stderr).toBe(0);
     const rows = rowsOf(out);
-    expect(rows).toHaveLength(VERDICT_CASES.length);
-    for (const c of VERDICT_CASES) {
+    expect(rows).toHaveLength(TOOL_CASES.length);
+    for (const c of TOOL_CASES) {
       const row = rows.find((x) => x.task_id === c.task.id)!;
       expect(verdictOf({ status: row.status, reward: row.reward, result: row.result, messages: row.messages }, c[mode]), `${c.name}: ${c.why}`).toEqual(c[mode]);
     }
+  }, 180_000);
+});
+
+describe.each([
+  ["eval", "split"],
+  ["rollout", "split"],
+  ["eval", "official"],
+  ["rollout", "official"],
+] as const)("ehrgym %s --protocol text --think-blocks %s", (command, mode) => {
+  it("writes every reasoning case's row with the environment's verdict, its reasoning apart", async () => {
+    const out = join(dir, `${command}-text-${mode}.jsonl`);
+    const policy = command === "eval" ? ["--policy", "openai"] : [];
+    const r = await cli([command, ...policy, "--model", "scripted", "--base-url", modelUrl, "--tasks", textTasksFile, "--data", data, "--protocol", "text", "--think-blocks", mode, "--out", out, "--no-progress"]);
+    expect(r.status, r.stderr).toBe(0);
+    const rows = rowsOf(out);
+    expect(rows).toHaveLength(TEXT_CASES.length);
+    for (const c of TEXT_CASES) {
+      const row = rows.find((x) => x.task_id === c.task.id)!;
+      const expected = mode === "split" ? c.original : c.official!;
+      expect(verdictOf({ status: row.status, reward: row.reward, result: row.result, messages: row.messages }, expected, "text"), `${c.name}: ${c.why}`).toEqual(expected);
+    }
+    const think = rows.find((x) => x.task_id === "task2_think-then-get")!;
+    if (mode === "split") expect(think.messages[1]).toEqual({ role: "assistant", content: "GET http://localhost:8080/fhir/Patient?identifier=S1000001", reasoning_content: "Look the patient up first." });
+    const field = rows.find((x) => x.task_id === "task2_reasoning-field")!;
+    expect(field.messages[1]!.reasoning_content).toMatch(/^FINISH\(\[71\]\)\? No/);
   }, 180_000);
 });
