@@ -9,7 +9,7 @@ import { EHRGYM_VERSION, EpisodeRow } from "../rollout/index.ts";
 import { ArrowStreamFile } from "./arrow.ts";
 import { renderCard, type CardSplit } from "./card.ts";
 import type { Keep } from "./checks.ts";
-import { toOpenAiRecord, toTrlRow } from "./convert.ts";
+import { toOpenAiRecord, toTrlRow, type ReasoningRule } from "./convert.ts";
 import { HeldOut, heldOutRecord, readExcludeFile, sha256 } from "./exclude.ts";
 import { HashedFile, shardName } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest, type ManifestFile } from "./manifest.ts";
@@ -31,6 +31,8 @@ export interface BuildOptions {
   seed: number;
   excludeMrnsFrom: string[];
   formats: Format[];
+  /** Assistant turns' reasoning: kept as `reasoning_content`, or dropped (the default). */
+  reasoning?: ReasoningRule;
   name: string;
   license: string;
   shardRows: number;
@@ -91,7 +93,10 @@ export type BuildResult = Awaited<ReturnType<typeof buildDataset>>;
 /** Reads rows back by the offsets pass 1 found. */
 class RowReader {
   private readonly fds = new Map<number, number>();
-  constructor(private readonly paths: readonly string[]) {}
+  constructor(
+    private readonly paths: readonly string[],
+    private readonly reasoning: ReasoningRule = "drop",
+  ) {}
 
   text(e: Pick<Entry, "file" | "off" | "len">): string {
     let fd = this.fds.get(e.file);
@@ -103,7 +108,7 @@ class RowReader {
   }
 
   row(e: Pick<Entry, "file" | "off" | "len">): TrlRow {
-    return toTrlRow(EpisodeRow.parse(JSON.parse(this.text(e))));
+    return toTrlRow(EpisodeRow.parse(JSON.parse(this.text(e))), this.reasoning);
   }
 
   close(): void {
@@ -117,7 +122,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
   const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)), o.signal);
   for (const line of s.badExamples) log(`skipped ${line}`);
   if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
-  const reader = new RowReader(o.inputs);
+  const reader = new RowReader(o.inputs, o.reasoning);
   try {
     const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, (e) => Buffer.from(JSON.stringify(reader.row(e))));
     const kept = plan.splits.reduce((n, sp) => n + sp.entries.length, 0);
@@ -209,6 +214,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       seed: o.seed,
       formats: o.formats,
       shard_rows: o.shardRows,
+      reasoning: o.reasoning ?? "drop",
     };
     const stats = {
       rows_read: s.valid + s.bad,

@@ -29,7 +29,7 @@ export interface CardInput {
   passByModel: [string, { n: number; correct: number }][];
   stats: Record<string, number>;
   /** The build's options as manifest.json records them. */
-  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number };
+  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string };
   heldOut: HeldOutRecord;
   excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
@@ -117,6 +117,10 @@ export function renderCard(c: CardInput): string {
     ? "The patients are synthetic (ehrgym's seeded EHR generator: " + c.patientSources.join("; ") + "): no real patient data."
     : `The patients came from: ${c.patientSources.join("; ")}. Rows from a population file or a data folder hold whatever that population holds: check its licence and whether it is real patient data before you publish.`;
 
+  const reasoningRule =
+    o.reasoning === "keep"
+      ? "Reasoning: kept (`--reasoning keep`). An assistant turn whose model reasoned before acting carries the reasoning in `reasoning_content`, apart from `content` (the action), where reasoning chat templates read it (Qwen3's renders it as a leading `<think>` block; TRL's `qwen3_training` template on every assistant turn). Templates that know no `reasoning_content` ignore it."
+      : "Reasoning: dropped (`--reasoning drop`, the default). Rows hold each assistant turn's action only; whatever the teacher reasoned before acting is not in the data.";
   const loss = "Only assistant turns should carry loss: TRL's `assistant_only_loss=True` (needs a chat template with generation markers), `weight` in the openai format.";
   const body = [
     `# ${c.name}`,
@@ -155,6 +159,7 @@ export function renderCard(c: CardInput): string {
     `## Row`,
     "Columns: `messages` (each message a JSON object with only the keys it has: `role`, `content`, and `tool_calls` / `tool_call_id` / `name` where present; no `null` placeholders), `tools` (the offered tool list, null in the text protocol), `id`, `task_id`, `suite`, `type`, `branch`, `kind`, `patient` (MRN), `patient_source` (where the patients came from), `reward`, `partial_credit`, `status`, `protocol`, `model`, `rounds`, `sample`, `prompt_tokens`, `completion_tokens`. " + loss,
     "Representation: `messages` and `tools` are `datasets` `Json` features (Arrow `arrow.json` text), so `load_dataset` gives each message as a plain dict and each tool call's `arguments` as a dict, the form transformers' chat templates take: Qwen2.5, Qwen3, Llama 3.1 and TRL's templates print them as a JSON object, the others shipped in `trl` parameter by parameter in their own syntax, never as a quoted string (tested with every template in `trl` that renders tool calls; Llama 3.1/3.2 take one tool call per turn and say so on rows whose turns call several; DeepSeek-V3's original template joins `arguments` as text: use TRL's `deepseekv3_training` template, which applies `tojson`, and give tool-call turns `content: \"\"`, since it tests `content is none` after transformers has dropped keys whose value is None). `datasets` decodes Json features with pandas' ujson, which can change a float in its last binary digit (1.36 -> 1.3599999999999999); `data/*.jsonl` holds the exact values. The openai format keeps OpenAI's own form: `arguments` as JSON strings.",
+    reasoningRule,
     ...(c.example ? ["### Example (first training row)", "```text", renderChat(c.example, 400), "```"] : []),
     `## How to load`,
     "```python",

@@ -41,8 +41,11 @@ export function assistantHash(messages: readonly EpisodeMessage[]): string {
   return sha(JSON.stringify(turns));
 }
 
+/** Whether assistant turns keep their reasoning (`reasoning_content`) in the dataset. */
+export type ReasoningRule = "keep" | "drop";
+
 /** Messages with only the keys they have (no nulls for absent fields) and arguments as objects. */
-export function toTrlMessages(messages: readonly EpisodeMessage[]): TrlMessage[] {
+export function toTrlMessages(messages: readonly EpisodeMessage[], reasoning: ReasoningRule = "drop"): TrlMessage[] {
   return messages.map((m) => ({
     role: m.role,
     content: m.content ?? null,
@@ -51,12 +54,13 @@ export function toTrlMessages(messages: readonly EpisodeMessage[]): TrlMessage[]
       : {}),
     ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
     ...(m.name ? { name: m.name } : {}),
+    ...(reasoning === "keep" && m.role === "assistant" && typeof m.reasoning_content === "string" ? { reasoning_content: m.reasoning_content } : {}),
   }));
 }
 
-export function toTrlRow(row: EpisodeRow): TrlRow {
+export function toTrlRow(row: EpisodeRow, reasoning: ReasoningRule = "drop"): TrlRow {
   return {
-    messages: toTrlMessages(row.messages),
+    messages: toTrlMessages(row.messages, reasoning),
     tools: row.tools && row.tools.length ? (row.tools as TrlRow["tools"]) : null,
     id: rowId(row),
     task_id: row.task_id,

@@ -26,6 +26,8 @@ export const TrlMessage = z.strictObject({
   tool_calls: z.array(TrlToolCall).min(1).optional(),
   tool_call_id: z.string().min(1).optional(),
   name: z.string().min(1).optional(),
+  /** Assistant turns, `--reasoning keep` only: the turn's reasoning, where reasoning chat templates (Qwen3's) read it. */
+  reasoning_content: z.string().optional(),
 });
 export type TrlMessage = z.infer<typeof TrlMessage>;
 

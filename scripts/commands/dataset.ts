@@ -40,6 +40,7 @@ export const BuildFlags = z
     shardRows: z.coerce.number().int().min(1).default(50_000),
     force: z.boolean().default(false),
     showEndpoint: z.boolean().default(false),
+    reasoning: z.enum(["keep", "drop"]).default("drop"),
   })
   .strict();
 
@@ -97,6 +98,7 @@ async function runBuild(raw: unknown): Promise<number> {
         shardRows: o.shardRows,
         force: o.force,
         showEndpoint: o.showEndpoint,
+        reasoning: o.reasoning,
         log: (line) => process.stderr.write(`${line}\n`),
         progress,
         signal,
@@ -254,6 +256,7 @@ export function registerDataset(program: Command): void {
     .option("--shard-rows <n>", "rows per shard file", "50000")
     .option("--force", "replace an existing --out")
     .option("--show-endpoint", "name the teacher endpoints' hosts in the card (default: only their kind)")
+    .option("--reasoning <rule>", "keep | drop: keep each assistant turn's reasoning as reasoning_content (where Qwen3-style chat templates read it) or drop it", "drop")
     .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
   dataset
     .command("inspect <dir>")
