@@ -8,3 +8,4 @@ export { readRows, readRowHeads, RowFileError, type RowHead } from "./jsonl.ts";
 export { summarize, type EvalSummary, type RowLike } from "./metrics.ts";
 export { formatSummary, loadReference, ReferenceFile, ReportInputError, writeReport, type ReportSummary } from "./report/index.ts";
 export { EHRGYM_VERSION } from "./version.ts";
+export { passRates, SampleRow, selectByPassRate, type Selection, type TaskPassRate } from "./curriculum.ts";

@@ -7,6 +7,7 @@ import { UserError, utf8Text, writeFileAtomic } from "../../env/util/index.ts";
 import { checkOutputFile, collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { createMeter, type Meter } from "./progress.ts";
+import { runSelect } from "./tasks-select.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -133,7 +134,7 @@ export function taskStats(tasks: readonly Task[]): string {
 }
 
 export function registerTasks(program: Command): void {
-  const tasks = program.command("tasks").description("task sets: generate branch-balanced tasks, show their balance");
+  const tasks = program.command("tasks").description("task sets: generate branch-balanced tasks, select a curriculum from eval rows, show their balance");
   tasks
     .command("generate")
     .description("generate tasks of one or both suites on a population (JSONL)")
@@ -154,6 +155,17 @@ export function registerTasks(program: Command): void {
     .option("--include-unwinnable", "also generate tasks on branches no agent can pass (e.g. v2_task9 without K data)")
     .action(async (raw: Record<string, unknown>) => {
       await runGenerate(parseOptions(GenerateTaskOptions, raw));
+    });
+  tasks
+    .command("select")
+    .description("the GRPO curriculum: keep the tasks whose eval samples disagree (pass rate in a range), as a task file")
+    .requiredOption("--from <file>", "eval rows (JSONL) with several samples per task (repeatable)", collect)
+    .option("--tasks <file>", "the task file the eval ran on (default: the one <from>.meta.json names)")
+    .option("--pass-rate <min:max>", "keep tasks whose pass rate is in this range, both ends included", "0.1:0.9")
+    .option("--min-samples <n>", "drop tasks with fewer samples than this", "2")
+    .requiredOption("--out <file>", "output task file (JSONL)")
+    .action(async (raw: Record<string, unknown>) => {
+      await runSelect(raw);
     });
   tasks
     .command("stats")

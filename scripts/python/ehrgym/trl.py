@@ -172,13 +172,39 @@ def environment(base_url: str, token: Optional[str] = None, max_rounds: Optional
     return type(name, (EhrGymEnvironment,), namespace)
 
 
-def prompt_dataset(base_url: str, token: Optional[str] = None, suite: Optional[str] = None, type: Optional[str] = None, limit: Optional[int] = None) -> Any:
-    """A `datasets.Dataset` of {prompt: the episode's first messages, task_id} for the server's tasks."""
+def selected_task_ids(path: str) -> List[str]:
+    """The task ids of a task file, e.g. the curriculum `ehrgym tasks select --out FILE` writes (one task
+    object per line; an official JSON array works too)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if text.lstrip().startswith("["):
+        items = json.loads(text)
+    else:
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    ids = [t.get("id") for t in items if isinstance(t, dict)]
+    if len(ids) != len(items) or not all(isinstance(i, str) and i for i in ids):
+        raise ValueError(f"{path}: expected task objects with an `id`, one per line (the file `ehrgym tasks select` writes)")
+    return ids
+
+
+def prompt_dataset(base_url: str, token: Optional[str] = None, suite: Optional[str] = None, type: Optional[str] = None, limit: Optional[int] = None, tasks: Optional[str] = None) -> Any:
+    """A `datasets.Dataset` of {prompt: the episode's first messages, task_id} for the server's tasks.
+    `tasks`: a task file (the GRPO curriculum of `ehrgym tasks select`): only its tasks, which the server
+    must serve (`ehrgym serve --tasks` that file, or the file it was selected from)."""
     from datasets import Dataset
 
+    wanted = selected_task_ids(tasks) if tasks is not None else None
     rows: List[Dict[str, Any]] = []
     with Client(base_url, token=token) as client:
-        for task in client.tasks(suite=suite, type=type, limit=limit).tasks:
+        served = client.tasks(suite=suite, type=type, limit=None if wanted is not None else limit).tasks
+        if wanted is not None:
+            ids = {t.id for t in served}
+            missing = [i for i in wanted if i not in ids]
+            if missing:
+                raise ValueError(f"{tasks}: {len(missing)} of its tasks are not served by {base_url}{' with this suite/type' if suite or type else ''} (e.g. {missing[0]!r}): start the server with --tasks {tasks}")
+            keep = set(wanted)
+            served = [t for t in served if t.id in keep][:limit]
+        for task in served:
             created: Reset = client.create_episode(task_id=task.id, protocol="tools")
             client.delete_episode(created.episode_id)
             rows.append({"prompt": created.observation, "task_id": task.id})

@@ -179,3 +179,20 @@ def test_grpo_trainer_shows_the_model_an_invalid_calls_error(server: ChildServer
         assert answers[0] == expected, completion
         assert all(a.startswith("The episode has ended") for a in answers[1:]), answers
     assert client.health().episodes_open == 0
+
+
+def test_prompt_dataset_takes_a_curriculum_file(server: ChildServer, client: Client, tmp_path: Any) -> None:
+    import json
+
+    import pytest
+
+    served = client.tasks().tasks
+    chosen = [served[3].raw, served[1].raw]
+    path = tmp_path / "curriculum.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in chosen))  # the file `ehrgym tasks select` writes
+    dataset = prompt_dataset(server.url, token=TOKEN, tasks=str(path))
+    assert sorted(dataset["task_id"]) == sorted(t["id"] for t in chosen)
+    assert all(row["prompt"][-1]["role"] == "user" for row in dataset)
+    path.write_text(json.dumps({**chosen[0], "id": "not-served"}) + "\n")
+    with pytest.raises(ValueError, match="not served by .*start the server with --tasks"):
+        prompt_dataset(server.url, token=TOKEN, tasks=str(path))
