@@ -120,7 +120,13 @@ const conditionSearch = py
   })
   .describe("List a patient's problem list (confirmed conditions).");
 
-const calculator = py.ignoreModel({ expression: str().describe("An arithmetic expression, e.g. (3.5 - 3.1) / 0.1 * 10.") }).describe("Evaluate an arithmetic expression.");
+const calculator = py
+  .ignoreModel({
+    expression: str().describe(
+      "One single-line Python expression. Available: math (e.g. math.sqrt(2)), datetime (e.g. (datetime.date(2023, 11, 13) - datetime.date(1965, 3, 2)).days), Decimal (e.g. Decimal('1.2') * 3) and sum([...]). No statements, imports or assignments; no other built-ins (abs, round, int are not defined).",
+    ),
+  })
+  .describe("Evaluate one Python expression and return str() of its result.");
 
 const finish = py.ignoreModel({ value: py.scalarListField().describe("The answers, in order.") }).describe("Submit the final answers; this ends the task.");
 
