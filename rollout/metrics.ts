@@ -6,6 +6,7 @@ import type { Usage } from "../env/core/index.ts";
 import type { Check } from "../env/graders/index.ts";
 import { groupBy } from "../env/util/index.ts";
 import { meanPassAtK, quantiles, wilson, type Interval } from "./stats.ts";
+import { byRule, type CheckpointRowLike, medianToolCalls } from "./checkpoints.ts";
 
 export type TaskKind = "query" | "action";
 
@@ -28,7 +29,7 @@ export const STATUS_LABELS: Record<Status, string> = {
   error: "error",
 };
 
-export interface RowLike {
+export interface RowLike extends CheckpointRowLike {
   task_id: string;
   suite: string;
   type: string;
@@ -118,6 +119,8 @@ export function summarize(rows: RowLike[]) {
   const perTask = countBy(rows, (r) => `${r.suite}\u0000${r.task_id}`);
   const usage = usageOf(rows);
   const latency = latencyOf(rows);
+  const rules = byRule(rows);
+  const medianCalls = medianToolCalls(rows);
   return {
     overall: rate(rows),
     byKind: {
@@ -135,6 +138,10 @@ export function summarize(rows: RowLike[]) {
     models: countBy(rows, (r) => (r.policy === undefined ? undefined : typeof r.policy === "string" ? r.policy : r.policy.model)),
     ...(usage ? { usage } : {}),
     ...(latency ? { latency } : {}),
+    /** Tool calls per episode, median (text: one per turn). */
+    ...(medianCalls !== undefined ? { medianToolCalls: medianCalls } : {}),
+    /** workflows rows: each rule's checkpoint success and the mean partial credit of the episodes asking for it. */
+    ...(rules ? { byRule: rules } : {}),
     failures: rows
       .filter((r) => r.reward !== 1)
       .map((r) => ({

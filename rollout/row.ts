@@ -30,6 +30,8 @@ export const EpisodeRow = z.object({
   status: RowStatus,
   rounds: z.number().int().min(0),
   partial_credit: z.number().optional(),
+  /** workflows: each requested rule's checkpoint verdict. */
+  checkpoints: z.array(z.object({ rule: z.string(), source: z.string(), ok: z.boolean() })).optional(),
   result: z.string().optional(),
   checks: z.array(CheckSchema),
   messages: z.array(Message),
@@ -71,6 +73,7 @@ export function episodeRow(played: PlayedEpisode, policy: Policy, options: { sam
     status: failure?.status ?? (info.status === "running" ? "error" : info.status),
     rounds: info.rounds,
     ...(info.partialCredit !== undefined ? { partial_credit: info.partialCredit } : {}),
+    ...(info.checkpoints ? { checkpoints: info.checkpoints } : {}),
     ...(info.result !== undefined ? { result: info.result } : {}),
     checks: info.checks ?? [],
     messages: played.messages,

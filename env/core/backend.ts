@@ -6,6 +6,8 @@ import type { Task } from "../tasks/index.ts";
 /** One episode's connection: reads see the base plus the episode's own writes. */
 export interface EpisodeConnection {
   request(req: FhirRequest): FhirResponse | Promise<FhirResponse>;
+  /** The chart as the episode sees it (base + its writes), where the backend can read it in process. */
+  chart?(): FhirReader | undefined;
   /** Undo/forget every write of the episode. Idempotent. */
   close(): void | Promise<void>;
 }
@@ -47,6 +49,10 @@ class OverlayConnection implements EpisodeConnection {
   request(req: FhirRequest): FhirResponse | Promise<FhirResponse> {
     if (!this.overlay) throw new Error("episode connection is closed");
     return this.service.handle(req, this.overlay);
+  }
+
+  chart(): FhirReader | undefined {
+    return this.overlay;
   }
 
   close(): void {

@@ -207,7 +207,8 @@ export class MedAgentEnv {
     const ep: Episode = {
       task,
       protocol,
-      maxRounds: parsed.maxRounds ?? cfg.maxRounds,
+      // A task that states its round limit in its first message runs with that limit.
+      maxRounds: task.max_rounds ?? parsed.maxRounds ?? cfg.maxRounds,
       writes: parsed.writes ?? cfg.writes,
       conn: await cfg.backend.open(),
       messages,
@@ -504,6 +505,8 @@ export class MedAgentEnv {
           base: await this.config.backend.gradingReader(ep.task),
           apiBase,
         };
+        const chart = ep.writes === "execute" ? ep.conn?.chart?.() : undefined;
+        if (chart) input.chart = chart;
         // The tool protocol grades every run: "[]" when no answer was given (the original's default).
         if (tools) {
           input.result = info.result ?? "[]";
@@ -519,6 +522,7 @@ export class MedAgentEnv {
     info.reward = grade.reward === 1 && (tools || info.status === "completed") ? 1 : 0;
     info.checks = grade.checks;
     info.partialCredit = grade.partialCredit;
+    if (grade.checkpoints) info.checkpoints = grade.checkpoints;
     info.metrics = score.metrics;
     info.score = score.reward;
     await this.close();

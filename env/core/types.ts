@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Check } from "../graders/index.ts";
+import type { Check, Checkpoint } from "../graders/index.ts";
 import { Protocol, type Action, type EpisodeStatus } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 
@@ -46,6 +46,8 @@ export interface EpisodeInfo {
   reward?: 0 | 1;
   checks?: Check[];
   partialCredit?: number;
+  /** workflows: each requested rule's verdict. */
+  checkpoints?: Checkpoint[];
   /** The FINISH string, when the agent finished. */
   result?: string;
   /** Why the episode ended with status "error" (backend failure, grader failure). */

@@ -7,12 +7,14 @@ import { MAB_V1 } from "./mab-v1.ts";
 import { MAB_V2 } from "./mab-v2.ts";
 import { MAB_V2_RELAXED } from "./mab-v2-relaxed.ts";
 import type { GradeInput, GradeResult, Grader } from "./types.ts";
+import { gradeWorkflow } from "./workflows.ts";
 
 type Impl = (c: Checks, input: GradeInput) => boolean;
 
 const IMPLS: Record<Suite, Record<string, Impl>> = {
   "mab-v1": MAB_V1,
   "mab-v2": { ...MAB_V2, ...MAB_V2_RELAXED },
+  workflows: {},
 };
 
 export function gradedTypes(suite: Suite): string[] {
@@ -54,6 +56,7 @@ export function graderFor(suite: Suite, type: string): Grader {
 
 /** Grade one finished episode against the base data. */
 export function grade(input: GradeInput): GradeResult {
+  if (input.task.suite === "workflows") return gradeWorkflow(input);
   if (input.protocol === "tools" && input.v2Semantics === "medarc") return medarcGrade(input);
   return graderFor(input.task.suite, input.task.type)(input);
 }

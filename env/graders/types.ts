@@ -8,11 +8,21 @@ export interface Check {
   detail: string;
 }
 
+/** workflows: one requested rule's verdict. */
+export interface Checkpoint {
+  rule: string;
+  /** The rule it restates, e.g. "mab-v2 task2". */
+  source: string;
+  ok: boolean;
+}
+
 export interface GradeResult {
   reward: 0 | 1;
   checks: Check[];
-  /** passed checks / total checks (a shaped reward; binary `reward` is the default). */
+  /** passed checks / total checks (workflows: passed checkpoints / checkpoints); a shaped reward, binary `reward` is the default. */
   partialCredit: number;
+  /** workflows: each requested rule's verdict, in the order asked. */
+  checkpoints?: Checkpoint[];
 }
 
 export interface GradeInput {
@@ -26,6 +36,8 @@ export interface GradeInput {
   result?: string;
   /** The base data as it was before the episode (never the overlay). */
   base: FhirReader;
+  /** The chart as the episode left it (base + its executed writes); absent when writes were only recorded. */
+  chart?: FhirReader;
   /** FHIR base URL with a trailing slash, e.g. http://localhost:8080/fhir/ */
   apiBase: string;
   /** Tool protocol: `medarc` reproduces the verifiers port's graders (task1 measured from the wall clock). */

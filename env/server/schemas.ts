@@ -76,6 +76,8 @@ export const EpisodeInfoSchema = z.looseObject({
   reward: z.union([z.literal(0), z.literal(1)]).optional(),
   checks: z.array(Check).optional(),
   partialCredit: z.number().optional(),
+  /** workflows: each requested rule's checkpoint verdict. */
+  checkpoints: z.array(z.object({ rule: z.string(), source: z.string(), ok: z.boolean() })).optional(),
   result: z.string().optional(),
 });
 

@@ -35,6 +35,8 @@ const BRANCHES: Record<Suite, Record<string, readonly string[]>> = {
     v2_task9: ["no-k", "k>=3.5", "k<3.5"],
     v2_task10: ["no-a1c", "a1c-old", "a1c-recent"],
   },
+  // A review's branch is one per rule it asks for (env/tasks/workflow-rules.ts).
+  workflows: { review: [] },
 };
 
 // Branches on which the grader's verdict is false whatever the agent does (GRADERS.md: relaxed
@@ -42,6 +44,7 @@ const BRANCHES: Record<Suite, Record<string, readonly string[]>> = {
 const UNWINNABLE: Record<Suite, Record<string, readonly string[]>> = {
   "mab-v1": {},
   "mab-v2": { v2_task9: ["no-k"] },
+  workflows: {},
 };
 
 export function isWinnableBranch(suite: Suite, type: string, branch: string): boolean {

@@ -17,7 +17,7 @@ const V2_CLOCKS: Record<string, string> = {
 
 /** The clock a generated task of this suite/type runs at. */
 export function defaultClock(suite: Suite, type: string): string {
-  if (suite === "mab-v1") return V1_NOW;
+  if (suite === "mab-v1" || suite === "workflows") return V1_NOW;
   return V2_CLOCKS[type] ?? V2_DEFAULT_NOW;
 }
 
@@ -45,7 +45,7 @@ function validIso(s: string): boolean {
   return y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= dim && h < 24 && mi < 60 && se < 60 && oh < 24 && om < 60;
 }
 
-/** The clock the graders use for a task: fixed for mab-v1, read from the context for mab-v2. */
+/** The clock the graders use for a task: fixed for mab-v1, read from the context for mab-v2 and workflows. */
 export function gradingClock(suite: Suite, context: string): string {
   return suite === "mab-v1" ? V1_NOW : clockFromContext(context);
 }

@@ -4,3 +4,4 @@ export * from "./load.ts";
 export * from "./branches.ts";
 export * as facts from "./facts/index.ts";
 export * from "./generate/index.ts";
+export * from "./workflow-rules.ts";

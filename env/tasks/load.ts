@@ -16,6 +16,8 @@ const TaskRow = z.looseObject({
   type: TaskType.optional(),
   clock: z.string().optional(),
   branch: z.string().optional(),
+  rules: z.array(z.string()).optional(),
+  max_rounds: z.number().optional(),
 });
 type TaskRow = z.infer<typeof TaskRow>;
 
@@ -89,6 +91,8 @@ export function parseTaskFile(text: string, opts: { suite?: Suite; source?: stri
       sol: r.sol,
       clock: r.clock ?? gradingClock(suite, context),
       branch: r.branch,
+      rules: r.rules,
+      max_rounds: r.max_rounds,
     });
     if (!task.success) {
       const issue = task.error.issues[0]!;

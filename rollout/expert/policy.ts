@@ -5,6 +5,7 @@ import type { Task } from "../../env/tasks/index.ts";
 import { ExpertError, nextRequests, type Plan, type Reply } from "./plan.ts";
 import { V1_PLANS } from "./plans-v1.ts";
 import { V2_PLANS } from "./plans-v2.ts";
+import { reviewPlan } from "./plans-workflows.ts";
 import { apiBaseFromPrompt, parseTextReply, renderText } from "./text.ts";
 import { batchesWrites, calculatorOffered, countToolCalls, localFilter, parseToolReply, searchableWith, toolCall } from "./tools.ts";
 
@@ -16,6 +17,7 @@ export interface ExpertOptions {
 }
 
 export function planFor(task: Task): Plan {
+  if (task.suite === "workflows") return reviewPlan;
   const plan = (task.suite === "mab-v1" ? V1_PLANS : V2_PLANS)[task.type];
   if (!plan) throw new ExpertError(`no expert plan for ${task.suite} ${task.type}`);
   return plan;
@@ -40,7 +42,7 @@ export const parseReply = (m: Message, protocol: Protocol): Reply => (protocol =
 /** The expert's next turn as text (text protocol) or an assistant message with tool calls. */
 export function expertTurn(input: PolicyInput, options: ExpertOptions = {}): AgentTurn {
   const plan = planFor(input.task);
-  const maxRounds = options.maxRounds ?? 8;
+  const maxRounds = input.task.max_rounds ?? options.maxRounds ?? 8;
   const replies = replyMessages(input.messages, input.protocol).flatMap((m) => (m ? [parseReply(m, input.protocol)] : []));
   if (input.protocol === "text") {
     const apiBase = options.apiBase ?? apiBaseFromPrompt(input.messages) ?? DEFAULT_API_BASE;

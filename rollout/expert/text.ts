@@ -14,10 +14,16 @@ export function renderText(request: Request, apiBase: string): string {
     case "POST":
       return `POST ${apiBase}${request.resourceType}\n${JSON.stringify(request.body)}`;
     case "FINISH":
-      return `FINISH(${JSON.stringify(request.answer)})`;
+      return `FINISH(${JSON.stringify(reportOnly(request.answer) ?? request.answer)})`;
     case "CALC":
       throw new Error("the text protocol has no calculator");
   }
+}
+
+/** A workflows report: an answer that is one JSON object is written as that object. */
+export function reportOnly(answer: readonly unknown[]): Record<string, unknown> | undefined {
+  const [only] = answer;
+  return answer.length === 1 && only && typeof only === "object" && !Array.isArray(only) ? (only as Record<string, unknown>) : undefined;
 }
 
 /** The reply a text-protocol user message carries. */

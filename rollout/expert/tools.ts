@@ -85,8 +85,13 @@ export function toolCall(request: Request, id: string, tools?: unknown[]): ToolC
     case "CALC":
       return { id, type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression: request.expression }) } };
     case "FINISH":
-      return { id, type: "function", function: { name: "finish", arguments: JSON.stringify({ value: request.answer }) } };
+      return { id, type: "function", function: { name: "finish", arguments: finishArguments(request.answer) } };
   }
+}
+
+/** finish's arguments: its value is a list of scalars, so an object in it (a workflows report) goes as its JSON text. */
+export function finishArguments(answer: readonly unknown[]): string {
+  return JSON.stringify({ value: answer.map((v) => (v && typeof v === "object" ? JSON.stringify(v) : v)) });
 }
 
 type Schema = { properties?: Record<string, Schema>; additionalProperties?: unknown; items?: Schema };

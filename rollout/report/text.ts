@@ -45,6 +45,13 @@ export function formatSummary(summary: EvalSummary, options: { maxFailures?: num
   const o = summary.overall;
   lines.push(`status: ${STATUSES.map((s) => `${STATUS_LABELS[s]} ${o.status[s]}`).join(", ")}`);
   lines.push(`rounds: ${o.meanRounds.toFixed(2)} per episode` + (summary.samples > 1 ? `; ${o.tasks} tasks, up to ${summary.samples} samples each` : ""));
+  if (summary.medianToolCalls !== undefined) lines.push(`tool calls: median ${summary.medianToolCalls} per episode`);
+  if (summary.byRule) {
+    const b = summary.byRule;
+    lines.push("", `checkpoints per rule (${b.episodes} episodes, mean partial credit ${b.meanPartialCredit.toFixed(3)}):`);
+    const head = ["rule", "source", "passed", "n", "rate", "mean partial credit"];
+    lines.push(table([head, ...b.rules.map((r) => [r.rule, r.source, String(r.passed), String(r.n), pct(r.rate), r.meanPartialCredit.toFixed(3)])]), "");
+  }
   const protocols = Object.entries(summary.protocols);
   if (protocols.length > 1) lines.push(`warning: rows of several protocols are counted together (${protocols.map(([p, n]) => `${p} ${n}`).join(", ")})`);
   if (summary.usage) {

@@ -11,7 +11,7 @@ import type { Task } from "../../env/tasks/index.ts";
 import { DEFAULT_API_BASE, type Message, type PolicyInput, type ToolCall } from "../../env/core/index.ts";
 import { ExpertError, nextRequests, parseReply, planFor, replyMessages, taskMrn, taskNow, type Reply, type Request } from "../expert/index.ts";
 import { apiBaseFromPrompt, renderText } from "../expert/text.ts";
-import { batchesWrites, calculatorOffered, countToolCalls, localFilter, searchableWith, toolCall } from "../expert/tools.ts";
+import { batchesWrites, calculatorOffered, countToolCalls, finishArguments, localFilter, searchableWith, toolCall } from "../expert/tools.ts";
 import { textDigest } from "./digest.ts";
 import { aroundFinish, brokenJson, chatter, proseAnswer, toolChatter, unneededOrder, wrongAnswer, wrongBody, type EpisodePlan } from "./mistakes.ts";
 
@@ -148,7 +148,7 @@ function strikes(state: EpisodeState, issued: number, requests: readonly Request
   // At the FINISH with the planned chance gone (no POST to spoil, nothing left to skip): a wrong answer
   // where the answer is graded, else an order nobody asked for (mab-v2 graders judge the orders, not
   // the answer, except task3's averages: GRADERS.md), else prose instead of an action.
-  const answerGraded = suite === "mab-v1" || task.type === "task3";
+  const answerGraded = suite === "mab-v1" || suite === "workflows" || task.type === "task3";
   const atFinish = finish && finish.answer.length > 0 && answerGraded ? "wrong_answer" : hasMrn ? "unneeded_post" : "invalid_action";
   switch (m) {
     case "wrong_answer":
@@ -181,7 +181,7 @@ function callIds(state: EpisodeState, messages: readonly Message[]): CallIds {
   const before = countToolCalls(messages);
   return (i) => `call_${textDigest(`${state.id}:${before + i}`).slice(0, 24)}`;
 }
-const finishCall = (answer: unknown, ids: CallIds, i: number): ToolCall => ({ id: ids(i), type: "function", function: { name: "finish", arguments: JSON.stringify({ value: answer }) } });
+const finishCall = (answer: unknown[], ids: CallIds, i: number): ToolCall => ({ id: ids(i), type: "function", function: { name: "finish", arguments: finishArguments(answer) } });
 const toolMessage = (content: string | null, calls: ToolCall[]): Message => (calls.length ? { role: "assistant", content, tool_calls: calls } : { role: "assistant", content });
 
 function toolTurn(input: TurnInput, state: EpisodeState): TurnOutput {

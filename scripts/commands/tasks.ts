@@ -21,7 +21,7 @@ const Fractions = z
 
 export const GenerateTaskOptions = z
   .object({
-    suite: z.enum(["mab-v1", "mab-v2", "all"]).default("all"),
+    suite: z.enum(["mab-v1", "mab-v2", "workflows", "all"]).default("all"),
     perType: intFlag(1, 1_000_000).default(50),
     out: z.string().min(1, "an output path is required"),
     seed: intFlag(0, 2 ** 31 - 1).default(1),
@@ -138,8 +138,8 @@ export function registerTasks(program: Command): void {
   tasks
     .command("generate")
     .description("generate tasks of one or both suites on a population (JSONL)")
-    .option("--suite <suite>", "mab-v1 | mab-v2 | all", "all")
-    .option("--per-type <n>", "tasks per task type", "50")
+    .option("--suite <suite>", "mab-v1 | mab-v2 | workflows | all (all: the two MedAgentBench suites)", "all")
+    .option("--per-type <n>", "tasks per task type (workflows: chart reviews)", "50")
     .requiredOption("--out <file>", "output JSONL file")
     .option("--seed <n>", "task seed", "1")
     .option("--data <dir>", "load every *.ndjson of this folder as the population")

@@ -8,6 +8,7 @@ import { likeTemplates } from "./like.ts";
 import { demographics, type Demographics, patientMrns, type Split, splitOf } from "./population.ts";
 import { hash32, Rng } from "../../util/index.ts";
 import { fill, ownTemplate, SBAR_TEXTS, type Template } from "./wording.ts";
+import { generateWorkflowTasks } from "./workflows.ts";
 
 export interface TaskGenerateOptions {
   suite: Suite;
@@ -126,6 +127,12 @@ export function generateTasks(reader: FhirReader, opts: TaskGenerateOptions): Ta
   if (!Number.isInteger(opts.perType) || opts.perType < 1) throw new Error(`perType must be a positive integer (got ${opts.perType})`);
   const types = opts.types ? opts.types.filter((t) => taskTypes(suite).includes(t)) : taskTypes(suite);
   const mrns = eligibleMrns(reader, opts);
+  if (suite === "workflows") {
+    if (!types.includes("review")) return [];
+    const tasks = generateWorkflowTasks(reader, { count: opts.perType, seed, mrns });
+    opts.onProgress?.(1, 1, "review");
+    return tasks;
+  }
   const everyone = patientMrns(reader)
     .map((m) => demographics(reader, m))
     .filter((d): d is Demographics => d !== undefined);

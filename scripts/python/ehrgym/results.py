@@ -116,3 +116,17 @@ class ScoreResult:
             ignored_turns=d["ignored_turns"],
             messages=d.get("messages"),
         )
+
+
+REWARDS = ("binary", "partial_credit")
+
+
+def reward_of(reward: float, info: Dict[str, Any], kind: str = "binary") -> float:
+    """The episode's reward of `kind`: the binary verdict, or `partial_credit` (the passed fraction of the
+    grader's checks; for a `workflows` review, of its checkpoints), 0.0 while the episode is not graded."""
+    if kind == "binary":
+        return reward
+    if kind == "partial_credit":
+        value = info.get("partialCredit")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    raise ValueError(f"reward: expected one of {', '.join(REWARDS)}, got {kind!r}")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Union
 from .client import Client
 from .errors import EhrGymError
 from .messages import to_server_messages
-from .results import Message, Reset, Tool
+from .results import Message, Reset, Tool, reward_of
 
 _SCALARS: Dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None), "object": dict, "array": list}
 
@@ -94,6 +94,8 @@ class EhrGymEnvironment:
     token: Optional[str] = None
     max_rounds: Optional[int] = None
     tool_names: Sequence[str] = ()
+    #: "binary" (the verdict) or "partial_credit" (the passed fraction of checks / workflows checkpoints).
+    reward_kind: str = "binary"
 
     def __init__(self) -> None:
         self.client = Client(self.base_url, token=self.token)
@@ -130,7 +132,7 @@ class EhrGymEnvironment:
         result = self.client.step(self.episode_id, message)
         self.messages.append(message)
         self.messages.extend(result.observation)
-        self.reward, self.done = result.reward, result.done
+        self.reward, self.done = reward_of(result.reward, result.info, self.reward_kind), result.done
         replies = [m.get("content") or "" for m in result.observation if m.get("role") == "tool"]
         answer = replies or [m.get("content") or "" for m in result.observation]
         # A call that ends the run (invalid arguments, unknown tool, a failed finish) has no tool reply:
@@ -162,11 +164,13 @@ def server_tools(client: Client, task_id: Optional[str] = None) -> List[Tool]:
         return list(ep.tools or [])
 
 
-def environment(base_url: str, token: Optional[str] = None, max_rounds: Optional[int] = None, task_id: Optional[str] = None, name: str = "EhrGymEnv") -> type:
-    """A GRPOTrainer `environment_factory` class whose public methods are the server's tools."""
+def environment(base_url: str, token: Optional[str] = None, max_rounds: Optional[int] = None, task_id: Optional[str] = None, name: str = "EhrGymEnv", reward: str = "binary") -> type:
+    """A GRPOTrainer `environment_factory` class whose public methods are the server's tools; `get_reward()`
+    returns the `reward` ("binary" or "partial_credit")."""
+    reward_of(0.0, {}, reward)
     with Client(base_url, token=token) as client:
         tools = server_tools(client, task_id)
-    namespace: Dict[str, Any] = {"base_url": base_url, "token": token, "max_rounds": max_rounds, "tool_names": tuple(t["function"]["name"] for t in tools), "__module__": __name__}
+    namespace: Dict[str, Any] = {"base_url": base_url, "token": token, "max_rounds": max_rounds, "reward_kind": reward, "tool_names": tuple(t["function"]["name"] for t in tools), "__module__": __name__}
     for tool in tools:
         namespace[tool["function"]["name"]] = _tool_method(tool)
     return type(name, (EhrGymEnvironment,), namespace)
@@ -211,8 +215,10 @@ def prompt_dataset(base_url: str, token: Optional[str] = None, suite: Optional[s
     return Dataset.from_list(rows)
 
 
-def score_reward(base_url: str, token: Optional[str] = None, protocol: str = "tools", max_rounds: Optional[int] = None) -> Callable[..., List[float]]:
-    """A GRPOTrainer reward function: each (prompt + completion) transcript replayed by /v1/score."""
+def score_reward(base_url: str, token: Optional[str] = None, protocol: str = "tools", max_rounds: Optional[int] = None, reward: str = "binary") -> Callable[..., List[float]]:
+    """A GRPOTrainer reward function: each (prompt + completion) transcript replayed by /v1/score, scored by
+    `reward` ("binary" or "partial_credit")."""
+    reward_of(0.0, {}, reward)
     client = Client(base_url, token=token)
 
     def ehrgym_score(prompts: List[Any], completions: List[Any], task_id: List[str], **_: Any) -> List[float]:
@@ -220,7 +226,8 @@ def score_reward(base_url: str, token: Optional[str] = None, protocol: str = "to
         for prompt, completion, tid in zip(prompts, completions, task_id):
             turns = completion if isinstance(completion, list) else [{"role": "assistant", "content": completion}]
             head = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
-            rewards.append(client.score(to_server_messages([*head, *turns]), task_id=tid, protocol=protocol, max_rounds=max_rounds).reward)
+            scored = client.score(to_server_messages([*head, *turns]), task_id=tid, protocol=protocol, max_rounds=max_rounds)
+            rewards.append(reward_of(scored.reward, scored.info, reward))
         return rewards
 
     return ehrgym_score

@@ -18,6 +18,7 @@ from verifiers.v1.harnesses.null import NullHarness, NullHarnessConfig
 from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE, launch_chat_program
 
 from .client import AsyncClient, Client
+from .results import reward_of
 
 
 PLUGIN_ID = "ehrgym-verifiers"
@@ -79,6 +80,8 @@ class EhrGymEnv(vf.Env[EhrGymEnvConfig]):
                             break
                         segment = await interaction.turn(_text(result.observation))
                 interaction.trace.record_reward("ehrgym_reward", ep.reward)
+                # The shaped reward beside it (workflows: the passed fraction of the review's checkpoints).
+                interaction.trace.record_reward("ehrgym_partial_credit", reward_of(ep.reward, ep.info, "partial_credit"))
 
 
 def _text(messages: List[Any]) -> str:
