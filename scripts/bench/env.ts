@@ -8,6 +8,7 @@ import { generateStore } from "../../env/ehr/index.ts";
 import type { FhirResource, FhirStore } from "../../env/fhir/index.ts";
 import type { Task } from "../../env/tasks/index.ts";
 import { median, report } from "./report.ts";
+import { workflowEpisodeCpuMs } from "./workflows.ts";
 
 const API_BASE = "http://localhost:8080/fhir/";
 const PATIENTS = Number(process.env.EHRGYM_BENCH_PATIENTS ?? 100);
@@ -207,6 +208,9 @@ export async function run(): Promise<void> {
 
   const share = (1e6 / rate / 500_000) * 100;
   report({ name: "env share of a rollout step with a 500 ms model call", value: share, unit: "%", target: "<= 1%", ok: share <= 1 });
+
+  const wf = await workflowEpisodeCpuMs(store, API_BASE);
+  report({ name: `env CPU per expert workflows episode (text, median ${wf.calls} calls; grading included)`, value: wf.ms, unit: "ms", target: "<= 10 ms", ok: wf.ms <= 10 });
 
   const bytes = await idleEpisodeBytes(config, tasks);
   report({ name: "memory per idle open episode", value: bytes / 1024, unit: "KB", target: "<= 16 KB", ok: bytes <= 16 * 1024 });

@@ -61,13 +61,14 @@ function gradeOf(task: Task, actions: Action[], result: string): GradeResult {
 
 const failed = (g: GradeResult) => g.checkpoints!.filter((c) => !c.ok).map((c) => c.rule);
 const posts = (p: Played) => p.actions.filter((a) => a.kind === "POST");
-const ownerOf = (a: Action) => WORKFLOW_RULES.find((r) => r.kind === "order" && identifiesOrder(r.id, fromJs(a.body)))?.id;
+/** The rule of `p`'s review an order belongs to. */
+const ownerOf = (a: Action, p: Played) => p.task.rules!.find((r) => identifiesOrder(r, fromJs(a.body)));
 const needs = (p: Played, rule: string) => workflowRule(rule).state(store, p.task.eval_MRN!, p.task.clock!).needsOrder;
 /** An order `rule`'s expert placed somewhere, re-addressed to `mrn`. */
 function someOrder(rule: string, mrn: string): Action {
   for (const p of played)
     for (const a of posts(p))
-      if (ownerOf(a) === rule) {
+      if (ownerOf(a, p) === rule) {
         const body = { ...(a.body as Record<string, unknown>), subject: { reference: `Patient/${mrn}` } };
         return post(a.url!.slice(API_BASE.length), body);
       }
@@ -97,7 +98,7 @@ describe("workflows checkpoints", () => {
       const cases = asked().filter((p) => needs(p, rule));
       expect(cases.length).toBeGreaterThan(0);
       for (const p of cases) {
-        const g = gradeOf(p.task, withPosts(p, [], (a) => a.kind !== "POST" || ownerOf(a) !== rule), p.result);
+        const g = gradeOf(p.task, withPosts(p, [], (a) => a.kind !== "POST" || ownerOf(a, p) !== rule), p.result);
         expect(failed(g), p.task.id).toEqual([rule]);
         expect(g.partialCredit).toBeCloseTo((p.task.rules!.length - 1) / p.task.rules!.length);
         expect(g.checks.some((c) => !c.ok && c.name.startsWith(`${rule}: `))).toBe(true);
@@ -119,7 +120,7 @@ describe("workflows checkpoints", () => {
   it("exactly-one rules: a second copy of the order fails that checkpoint alone", () => {
     for (const rule of ["ct-follow-up", "naloxone", "flu-vaccine", "covid-booster", "magnesium", "a1c"]) {
       const p = played.find((q) => q.task.rules!.includes(rule) && needs(q, rule))!;
-      const copy = posts(p).find((a) => ownerOf(a) === rule)!;
+      const copy = posts(p).find((a) => ownerOf(a, p) === rule)!;
       expect(failed(gradeOf(p.task, withPosts(p, [copy]), p.result)), rule).toEqual([rule]);
     }
   });
@@ -132,7 +133,7 @@ describe("workflows checkpoints", () => {
     // DVT's "some stopped MedicationRequest" is not met by stopping a QT drug (qtc's order).
     const dvt = played.find((p) => p.task.rules!.includes("dvt-prophylaxis") && /dvt-prophylaxis=stop-duplicates/.test(p.task.branch!))!;
     const stopQt = { ...(someOrder("qtc", dvt.task.eval_MRN!).body as object), resourceType: "MedicationRequest", status: "stopped", medicationCodeableConcept: { text: "ondansetron 4 mg tablet" } };
-    const g = gradeOf(dvt.task, withPosts(dvt, [post("MedicationRequest", stopQt)], (a) => a.kind !== "POST" || ownerOf(a) !== "dvt-prophylaxis"), dvt.result);
+    const g = gradeOf(dvt.task, withPosts(dvt, [post("MedicationRequest", stopQt)], (a) => a.kind !== "POST" || ownerOf(a, dvt) !== "dvt-prophylaxis"), dvt.result);
     expect(failed(g)).toEqual(["dvt-prophylaxis"]);
     expect(g.checks.find((c) => c.name === "dvt-prophylaxis: discontinue")?.ok).toBe(false);
   });
@@ -167,11 +168,13 @@ describe("workflows checkpoints", () => {
         const p = withOrders[i % withOrders.length]!;
         const orders = posts(p);
         const gone = orders[j % orders.length]!;
-        const rule = ownerOf(gone)!;
+        const rule = ownerOf(gone, p)!;
         const g = gradeOf(p.task, p.actions.filter((a) => a !== gone), p.result);
-        // DVT and QTc stop every duplicate/QT drug, where the rule needs one stop: a stop with another left is not required.
-        const stops = orders.filter((a) => ownerOf(a) === rule && (a.body as { status?: string }).status === "stopped");
-        const spare = (gone.body as { status?: string }).status === "stopped" && stops.length > 1;
+        // DVT and QTc stop every other anticoagulant / QT drug, where the rule needs one stop (DVT's "create"
+        // branch, one non-heparin anticoagulant, needs none): such a stop is not a required order.
+        const stops = orders.filter((a) => ownerOf(a, p) === rule && (a.body as { status?: string }).status === "stopped");
+        const noStopNeeded = rule === "dvt-prophylaxis" && workflowRule(rule).state(store, p.task.eval_MRN!, p.task.clock!).branch === "create";
+        const spare = (gone.body as { status?: string }).status === "stopped" && (stops.length > 1 || noStopNeeded);
         expect(failed(g)).toEqual(spare ? [] : [rule]);
       }),
       { numRuns: 300, seed: 41 },
