@@ -75,7 +75,7 @@ export async function dryRun(dir: string): Promise<ManifestFile[]> {
   const files = [...m.files, { path: MANIFEST, rows: 0, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }];
   const changed = await fileProblems(dir, m.files);
   if (changed.length)
-    throw new DatasetError(`${dir}: the files are not the ones manifest.json lists (${changed.slice(0, 2).join("; ")}${changed.length > 2 ? `; ${changed.length - 2} more` : ""}); rebuild it with \`npx ehrgym dataset build\`, or run \`npx ehrgym dataset validate ${dir}\` to see every difference`);
+    throw new DatasetError(`${dir}: the files are not the ones manifest.json lists (${changed.slice(0, 2).join("; ")}${changed.length > 2 ? `; ${changed.length - 2} more` : ""}); rebuild it with \`ehrgym dataset build\`, or run \`ehrgym dataset validate ${dir}\` to see every difference`);
   return files;
 }
 

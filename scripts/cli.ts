@@ -1,5 +1,6 @@
 // The `ehrgym` command. Only the module of the command asked for is loaded (`ehrgym --help` loads
 // none), so a command starts in the time Node and its own imports take.
+import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { StateError, StorageError, UserError } from "../env/util/index.ts";
 import { stopWithParent } from "./commands/under-npm.ts";
@@ -18,7 +19,7 @@ const COMMANDS: Record<string, { description: string; load: () => Promise<Regist
     load: async () => (await import("./commands/ehr.ts")).registerEhr,
   },
   tasks: {
-    description: "task sets: generate branch-balanced tasks, show their balance",
+    description: "task sets: generate branch-balanced tasks, select a curriculum from eval rows, show their balance",
     load: async () => (await import("./commands/tasks.ts")).registerTasks,
   },
   eval: {
@@ -51,6 +52,8 @@ const COMMANDS: Record<string, { description: string; load: () => Promise<Regist
 const program = new Command()
   .name("ehrgym")
   .description("RL environment, FHIR R4 server and trajectory generator for clinical EHR agents (MedAgentBench-compatible)")
+  // The package's own package.json by its published name, the same path from the sources and from dist/.
+  .version((createRequire(import.meta.url)("ehrgym/package.json") as { version: string }).version, "-V, --version")
   .showHelpAfterError()
   .exitOverride();
 

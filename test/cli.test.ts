@@ -1,7 +1,8 @@
-// The `ehrgym` command as users run it: the compiled bin (what `npx ehrgym` starts), its help, and
-// its servers stopping on SIGTERM/SIGINT sent to the PID a shell's `&` gives, npx's included.
+// The `ehrgym` command as users run it: the compiled bin (`node bin/ehrgym.js`, the README's form),
+// its help and version, and its servers stopping on SIGTERM/SIGINT sent to the PID a shell's `&`
+// gives, npm's included (`npm run ehrgym --`; never `npx ehrgym`, which in this folder rebuilds dist/).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -61,19 +62,27 @@ describe("ehrgym CLI", () => {
     }
   });
 
+  it("--version and -V print the package's version", () => {
+    const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
+    for (const flag of ["--version", "-V"]) {
+      const r = cli(flag);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toBe(`${version}\n`);
+    }
+  });
+
   it("rejects an unknown command with exit code 2", () => {
     const r = cli("no-such-command");
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/unknown command/);
   });
 
-  it("`npx ehrgym teacher serve ... &` then `kill $!` or `kill -INT $!` stops the server", async () => {
+  it("`node bin/ehrgym.js teacher serve ... &` then `kill $!` or `kill -INT $!` stops the server", async () => {
     const { tasks } = world({ patients: 3, seed: 5, perType: 1 });
     const tasksFile = join(mkdtempSync(join(tmpdir(), "ehrgym-cli-")), "tasks.jsonl");
     writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
-    // npx's PID: npm passes the signal to a shell (`sh -c`) that does not pass it on.
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
-      const { child, url, exited } = await start("npx", ["ehrgym", "teacher", "serve", "--port", "0", "--tasks", tasksFile]);
+      const { child, url, exited } = await start(process.execPath, [BIN, "teacher", "serve", "--port", "0", "--tasks", tasksFile]);
       expect((await fetch(`${url}/v1/models`)).status).toBe(200);
       child.kill(signal);
       await stopsAnswering(url);
@@ -81,16 +90,17 @@ describe("ehrgym CLI", () => {
     }
   });
 
-  it("`npx ehrgym serve ... &` then `kill -INT $!` stops the server", async () => {
-    const serve = await start("npx", ["ehrgym", "serve", "--port", "0", "--patients", "2", "--per-type", "1"]);
+  // npm's PID: npm passes the signal to a shell (`sh -c`) that does not pass it on.
+  it("`npm run ehrgym -- serve ... &` then `kill -INT $!` stops the server", async () => {
+    const serve = await start("npm", ["run", "--silent", "ehrgym", "--", "serve", "--port", "0", "--patients", "2", "--per-type", "1"]);
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
     serve.child.kill("SIGINT");
     await stopsAnswering(serve.url);
     await serve.exited;
   });
 
-  it("`npx ehrgym serve` stops on SIGTERM to npx's PID; `fhir serve` on SIGINT (Ctrl-C) to the command's", async () => {
-    const serve = await start("npx", ["ehrgym", "serve", "--port", "0", "--patients", "2", "--per-type", "1"]);
+  it("`npm run ehrgym -- serve` stops on SIGTERM to npm's PID; `fhir serve` on SIGINT (Ctrl-C) to the command's", async () => {
+    const serve = await start("npm", ["run", "--silent", "ehrgym", "--", "serve", "--port", "0", "--patients", "2", "--per-type", "1"]);
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
     serve.child.kill("SIGTERM");
     await stopsAnswering(serve.url);

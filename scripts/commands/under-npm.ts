@@ -1,4 +1,4 @@
-// A command started by npm stops when npm is told to stop (`npx ehrgym serve & ... kill $!`),
+// A command started by npm stops when npm is told to stop (`npm run ehrgym -- serve & ... kill $!`),
 // though npm signals only the shell between them. Called by `ehrgym` and by `npm start`'s pipeline.
 import { readFileSync } from "node:fs";
 
@@ -33,7 +33,7 @@ function isShellOfOneCommand(pid: number): boolean {
 }
 
 /**
- * Under npm (`npx ehrgym`, `npm run ehrgym`, `npm start`) a shell (`sh -c`) stands between npm
+ * Under npm (`npm run ehrgym`, `npm start`, `npx ehrgym` where ehrgym is installed) a shell (`sh -c`) stands between npm
  * and this process, and npm passes SIGINT and SIGTERM to that shell only. On SIGTERM the shell
  * dies: a process whose parent went away stops as if sent SIGTERM. On SIGINT a shell waiting for its command (dash, the
  * `sh` of Debian and Ubuntu) stays, waiting for the command to end, as if it had been Ctrl-C'd

@@ -1,4 +1,4 @@
-// The README's `npx ehrgym ...` synopses against `--help` of the compiled CLI: every command they
+// The README's `node bin/ehrgym.js ...` synopses against `--help` of the compiled CLI: every command they
 // name exists, every flag they name is one of its options, and an optional flag written with a
 // literal value (`[--seed 0]`) states the default that --help gives, when --help gives one.
 import { spawnSync } from "node:child_process";
@@ -50,18 +50,18 @@ function options(text: string): Map<string, string> {
   return out;
 }
 
-/** Every `npx ehrgym ...` of the README: indented code lines with their continuations, and inline code. */
+/** Every `node bin/ehrgym.js ...` of the README: indented code lines with their continuations, and inline code. */
 function synopses(): string[] {
   const found: string[] = [];
   const lines = README.split("\n");
   lines.forEach((line, i) => {
-    const m = /^ {4}(?:[A-Z_]+=\S+ )*npx ehrgym (.*)$/.exec(line);
+    const m = /^ {4}(?:[A-Z_]+=\S+ )*node bin\/ehrgym\.js (.*)$/.exec(line);
     if (!m) return;
     let text = m[1]!;
     for (let j = i + 1; j < lines.length && /^ {8}[[-]/.test(lines[j]!); j++) text += ` ${lines[j]!.trim()}`;
     found.push(text);
   });
-  for (const m of README.matchAll(/`(?:[A-Z_]+=\S+ )*npx ehrgym ([^`]*)`/g)) if (!m[1]!.startsWith("<")) found.push(m[1]!);
+  for (const m of README.matchAll(/`(?:[A-Z_]+=\S+ )*node bin\/ehrgym\.js ([^`]*)`/g)) if (!m[1]!.startsWith("<")) found.push(m[1]!);
   return found.map((s) => s.replace(/\s+#.*$/, "").replace(/\\/g, " ").replace(/\s+&$/, "").trim());
 }
 
@@ -115,12 +115,17 @@ function flagUses(synopsis: string): FlagUse[] {
 describe("README synopses agree with --help", () => {
   const all = synopses();
 
+  it("writes every command in the form that never builds: no `npx ehrgym` to run, no `npm link`", () => {
+    for (const line of README.split("\n")) expect(line, "a README command line").not.toMatch(/^ {4}(?:[A-Z_]+=\S+ )*(?:npx ehrgym|npm link)\b/);
+    expect(README).not.toMatch(/`(?:[A-Z_]+=\S+ )*npx ehrgym [a-z]/);
+  });
+
   it("finds the synopses of every top-level command", () => {
     const named = new Set(all.map((s) => s.split(/\s+/)[0]));
     for (const c of ["fhir", "ehr", "tasks", "eval", "serve", "rollout", "teacher", "dataset", "report"]) expect(named).toContain(c);
   });
 
-  it.each(all)("npx ehrgym %s", (synopsis) => {
+  it.each(all)("node bin/ehrgym.js %s", (synopsis) => {
     const path = commandPath(synopsis.split(/\s+/));
     const known = options(help(path));
     for (const use of flagUses(synopsis)) {

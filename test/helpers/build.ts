@@ -1,4 +1,4 @@
-// vitest global setup: the compiled CLI (dist/, what `npx ehrgym` runs) is rebuilt before the tests
+// vitest global setup: the compiled CLI (dist/, what `node bin/ehrgym.js` runs) is rebuilt before the tests
 // when any source is newer than it, so tests of the `ehrgym` command never run stale JavaScript; and
 // the tests' commands cache the synthetic population in a temp folder of this run, never the user's.
 import { spawnSync } from "node:child_process";
