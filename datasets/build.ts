@@ -16,9 +16,10 @@ import { DatasetError, MANIFEST, type Manifest, type ManifestFile } from "./mani
 import { makePlan, type SplitSpec } from "./plan.ts";
 import { scan, type Entry } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
+import { TokensWriter, type TokensCard } from "./tokens.ts";
 import { writeFolderAtomic } from "../env/util/index.ts";
 
-export type Format = "trl" | "openai" | "arrow";
+export type Format = "trl" | "openai" | "arrow" | "tokens";
 
 export interface BuildOptions {
   inputs: string[];
@@ -108,7 +109,11 @@ class RowReader {
   }
 
   row(e: Pick<Entry, "file" | "off" | "len">): TrlRow {
-    return toTrlRow(EpisodeRow.parse(JSON.parse(this.text(e))), this.reasoning);
+    return toTrlRow(this.episode(e), this.reasoning);
+  }
+
+  episode(e: Pick<Entry, "file" | "off" | "len">): EpisodeRow {
+    return EpisodeRow.parse(JSON.parse(this.text(e)));
   }
 
   close(): void {
@@ -147,17 +152,21 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     let openaiSkipped = 0;
     let example: TrlRow | undefined;
     let written = 0;
+    const tokensCard: TokensCard | undefined = o.formats.includes("tokens") ? { splits: [], skipped: 0, reasons: [] } : undefined;
     for (const sp of plan.splits) {
       if (!sp.entries.length) continue;
       const cs: CardSplit = { name: sp.name, rows: sp.entries.length, jsonl: { files: [], bytes: 0 }, ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}) };
       const openai = o.formats.includes("openai") ? new HashedFile(join(dir, "openai", `${sp.name}.jsonl`), `openai/${sp.name}.jsonl`) : undefined;
+      const tokens = tokensCard && new TokensWriter(dir, sp.name, sp.entries.length, o.shardRows, tokensCard);
       const shards = Math.ceil(sp.entries.length / o.shardRows);
       for (let shard = 0; shard < shards; shard++) {
         const name = shardName(sp.name, shard, shards);
         const jsonl = new HashedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`);
         const arrow = o.formats.includes("arrow") ? new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) : undefined;
         for (const e of sp.entries.slice(shard * o.shardRows, (shard + 1) * o.shardRows)) {
-          const row = reader.row(e);
+          const episode = reader.episode(e);
+          const row = toTrlRow(episode, o.reasoning ?? "drop");
+          tokens?.add(episode, row);
           example ??= row;
           o.progress?.("write", ++written, kept);
           // Pass 2 is synchronous: let a signal handler run now and then.
@@ -180,12 +189,18 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
           list.bytes += entry.bytes;
         }
       }
+      if (tokens) files.push(...tokens.close());
       if (openai) {
         const entry = openai.close();
         files.push(entry);
         cs.openai = entry.path;
       }
       cardSplits.push(cs);
+    }
+    if (tokensCard) {
+      const rows = tokensCard.splits.reduce((n, t) => n + t.rows, 0);
+      if (rows === 0) throw new DatasetError(`--format tokens: none of the ${kept} kept trajectories has a token sequence (${tokensCard.reasons[0] ?? "no captured tokens"}); roll out with --capture tokens against a vLLM-compatible endpoint`);
+      log(`tokens: ${rows} trajectories${tokensCard.skipped ? `, ${tokensCard.skipped} without a token sequence (first: ${tokensCard.reasons[0]})` : ""}`);
     }
     o.inputs.forEach((path, i) => {
       const now = statSync(path);
@@ -248,6 +263,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       noPatient: finalEntries.filter((e) => !e.patient).length,
       patientSources: [...new Set(finalEntries.map((e) => e.patientSource))].sort(),
       seeds: metaSeeds(o.inputs),
+      ...(tokensCard ? { tokens: tokensCard } : {}),
       ...(example ? { example } : {}),
     });
     const cardBytes = Buffer.from(card);

@@ -7,6 +7,7 @@ import type { HeldOutRecord } from "./exclude.ts";
 import { renderChat } from "./render.ts";
 import type { SourceInfo } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
+import { tokensCardParts, type TokensCard } from "./tokens.ts";
 
 export interface CardSplit {
   name: string;
@@ -37,6 +38,7 @@ export interface CardInput {
   patientSources: string[];
   seeds: number[];
   example?: TrlRow;
+  tokens?: TokensCard;
 }
 
 const SIZE_CATEGORIES: [below: number, name: string][] = [[1e3, "n<1K"], [1e4, "1K<n<10K"], [1e5, "10K<n<100K"], [1e6, "100K<n<1M"], [1e7, "1M<n<10M"]];
@@ -59,6 +61,8 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
   // files beside them hold the same rows for readers of plain JSON lines.
   const ext = c.splits.every((s) => s.arrow) ? "arrow" : "jsonl";
   const configs: Record<string, unknown>[] = [{ config_name: "default", default: true, data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.${ext}` })) }];
+  const tokens = c.tokens && tokensCardParts(c.tokens);
+  if (tokens) configs.push(tokens.config);
   return {
     license: c.license,
     language: ["en"],
@@ -67,13 +71,21 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
     size_categories: [sizeCategory(total)],
     pretty_name: c.name,
     configs,
-    dataset_info: {
+    dataset_info: withConfigs(tokens && [tokens.info], {
       features: cardFeatures(),
       splits: c.splits.map((s) => ({ name: s.name, num_bytes: s.arrow?.bytes ?? s.jsonl.bytes, num_examples: s.rows })),
       download_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
       dataset_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
-    },
+    }),
   };
+}
+
+/** One config: its dataset_info as is; more: a list with each config's name, as the Hub writes it. */
+const withConfigs = (more: Record<string, unknown>[] | undefined, main: Record<string, unknown>) => (more?.length ? [{ config_name: "default", ...main }, ...more] : main);
+
+/** The default config's dataset_info, whichever form the card has. */
+export function defaultInfo<T>(info: T | (T & { config_name?: string })[] | undefined): T | undefined {
+  return Array.isArray(info) ? info.find((i) => (i.config_name ?? "default") === "default") : info;
 }
 
 export function renderCard(c: CardInput): string {
@@ -174,6 +186,7 @@ export function renderCard(c: CardInput): string {
     "trainer.train()",
     "```",
     "OpenAI fine-tuning: upload `openai/train.jsonl` (and `openai/validation.jsonl` when present) as is: `openai api files.create -f openai/train.jsonl -p fine-tune`.",
+    ...(c.tokens ? tokensCardParts(c.tokens).section : []),
     `## Licence`,
     `${c.license}. ${patients}`,
   ];

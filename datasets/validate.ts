@@ -8,12 +8,16 @@ import { RecordBatchReader } from "apache-arrow";
 import { parse } from "yaml";
 import { openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
+import { defaultInfo } from "./card.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
 import { DatasetError, fileProblems, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { TrlRow } from "./schema.ts";
+import { validateTokens } from "./tokens-validate.ts";
 
 const MAX_PROBLEMS = 50;
+
+type DatasetInfo = { splits?: { name: string; num_examples: number }[]; features?: unknown };
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -37,7 +41,7 @@ async function* jsonLines(abs: string, path: string, problem: (p: string) => voi
 }
 
 /** The folder's problems (the first 50), and how many rows and files it holds. */
-export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[] } = {}) {
+export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[]; tokenizer?: string } = {}) {
   const problems: string[] = [];
   const problem = (p: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -127,7 +131,8 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     if (!m) problem("README.md: no YAML header");
     else {
       try {
-        const header = parse(m[1]!) as { dataset_info?: { splits?: { name: string; num_examples: number }[]; features?: unknown } };
+        const parsed = parse(m[1]!) as { dataset_info?: Parameters<typeof defaultInfo<DatasetInfo>>[0] };
+        const header = { dataset_info: defaultInfo<DatasetInfo>(parsed.dataset_info) };
         for (const s of manifest.splits) {
           const card = header.dataset_info?.splits?.find((x) => x.name === s.name);
           const fileRows = manifest.files.filter((f) => f.path.startsWith(`data/${s.name}-`) && f.path.endsWith(".jsonl")).reduce((a, f) => a + f.rows, 0);
@@ -140,7 +145,8 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
       }
     }
   }
-  return { problems, rows, files: manifest.files.length };
+  const tokens = await validateTokens(dir, manifest, problem, opts.tokenizer);
+  return { problems, rows, files: manifest.files.length, ...(tokens ? { tokens } : {}) };
 }
 
 export type ValidateResult = Awaited<ReturnType<typeof validateDataset>>;

@@ -21,4 +21,5 @@ export { EnvConfig, MedAgentEnv, type EnvOptions } from "./env.ts";
 export { Environment, RolloutResult, type EnvironmentOptions } from "./environment.ts";
 export * from "./policy.ts";
 export { historyMessage, readAgentTurn, reasoningField } from "./reasoning.ts";
+export { TurnTokens } from "./tokens.ts";
 export { runEpisode, type EpisodeEnv, type EpisodeOptions, type PlayedEpisode } from "./episode.ts";

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Protocol } from "../protocol/index.ts";
 import type { Task } from "../tasks/index.ts";
 import { reasoningField } from "./reasoning.ts";
+import { TurnTokens } from "./tokens.ts";
 import type { AgentTurn, Message } from "./types.ts";
 
 /** Sampling parameters sent with each chat.completions request (only those given). */
@@ -34,6 +35,8 @@ export const ModelCall = z.object({
   request_id: z.string().optional(),
   /** Attempts the request took (1 = no retry). */
   attempts: z.number().int().min(1).optional(),
+  /** `--capture tokens`: the call's token ids and logprobs. */
+  tokens: TurnTokens.optional(),
 });
 export type ModelCall = z.infer<typeof ModelCall>;
 

@@ -21,6 +21,7 @@ import { backoffMs, sleep } from "./backoff.ts";
 import { checkCompletion, describe, fatalReason, isRetryable, retryAfterMs } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { withChildSignal } from "./signal.ts";
+import { readTurnTokens, TOKEN_REQUEST_FIELDS } from "./tokens.ts";
 
 export interface ModelPolicyOptions {
   model: string;
@@ -33,6 +34,8 @@ export interface ModelPolicyOptions {
   sampling?: Sampling;
   /** Passed through as top-level body fields (vLLM/SGLang options). */
   extraBody?: Record<string, unknown>;
+  /** "tokens": ask for vLLM's token ids and logprobs and keep them in each turn's record. */
+  capture?: "tokens";
   timeoutMs?: number;
   maxRetries?: number;
   rpm?: number;
@@ -83,7 +86,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
   async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
-    const body = { ...o.extraBody, ...sampling, model: o.model, messages: input.messages.map((m) => historyMessage(m, o.reasoningHistory ?? "drop")), ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const body = { ...o.extraBody, ...(o.capture === "tokens" ? TOKEN_REQUEST_FIELDS : {}), ...sampling, model: o.model, messages: input.messages.map((m) => historyMessage(m, o.reasoningHistory ?? "drop")), ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
     // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
     const turn = input.messages.filter((m) => m.role === "assistant").length;
@@ -144,6 +147,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
         ...(usage ? { usage } : {}),
         ...(requestId ? { request_id: requestId } : {}),
         attempts,
+        ...(o.capture === "tokens" ? { tokens: readTurnTokens(completion) } : {}),
       };
       return { turn, call: record, ...(note ? { note } : {}) };
     },

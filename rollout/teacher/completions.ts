@@ -10,10 +10,12 @@ import { orphanState, playTurn } from "./player.ts";
 import { TaskIndex } from "./recognise.ts";
 import { thoughtFor, withReasoning, type TeacherReasoning } from "./reasoning.ts";
 import { invalidRequest, parseChatRequest, toMessage, type ChatRequest } from "./request.ts";
+import { TokenIds, wantsTokens } from "./tokens.ts";
 import { TokenCounter } from "./usage.ts";
 
 /** OpenAI's chat.completion, plus `ehrgym_stand_in`: what answered and what the turn did (clients ignore unknown fields). */
 export type ChatCompletion = OpenAI.Chat.ChatCompletion & {
+  prompt_token_ids?: number[];
   ehrgym_stand_in: { task_id: string; suite: string; type: string; sample: number | null; turn: string };
 };
 
@@ -45,12 +47,14 @@ export class Completions {
   readonly index: TaskIndex;
   private readonly book: EpisodeBook<ChatCompletion>;
   private readonly tokens = new TokenCounter();
+  private readonly ids: TokenIds;
   private served = 0;
 
   /** `maxRounds`: the round limit the expert plans for. */
   constructor(readonly options: { tasks: Iterable<Task>; seed: number; errorRate: number; maxRounds: number; reasoning?: TeacherReasoning | undefined }) {
     this.index = new TaskIndex(options.tasks);
     this.book = new EpisodeBook({ seed: options.seed, errorRate: options.errorRate });
+    this.ids = new TokenIds(options.seed);
   }
 
   /** The request in a body (a 400 naming the problem when it is not JSON or not a chat request). */
@@ -79,7 +83,9 @@ export class Completions {
     }
     const protocol: Protocol = request.tools?.length ? "tools" : "text";
     const toolsKey = request.tools?.length ? textDigest(JSON.stringify(request.tools)) : "";
-    return { ...body, protocol, task, key: combine([request.model, protocol, toolsKey, ...digests]) };
+    // A request for token fields is another request: its remembered reply must carry them.
+    const tokensKey = wantsTokens(request) ? JSON.stringify([request.return_token_ids ?? null, request.logprobs ?? null, request.return_tokens_as_token_ids ?? null]) : "";
+    return { ...body, protocol, task, key: combine([request.model, protocol, toolsKey, tokensKey, ...digests]) };
   }
 
   /** The next turn; a request the client says it is re-sending gets the reply it had, and moves nothing. */
@@ -124,6 +130,7 @@ export class Completions {
   shape(c: Conversation, message: Message, about: { sample: number | null; turn: string }, choices = true): ChatCompletion {
     const calls = message.tool_calls ?? [];
     const id = `chatcmpl-${textDigest(`${this.options.seed}:${c.key}:${this.served++}`).slice(0, 29)}`;
+    const ids = wantsTokens(c.request) ? this.ids.fields(c.request, this.promptIds(c), message) : undefined;
     return {
       id,
       object: "chat.completion",
@@ -135,14 +142,22 @@ export class Completions {
             {
               index: 0,
               message: { role: "assistant", content: message.content, refusal: null, ...(message.reasoning ? { reasoning: message.reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) },
-              logprobs: null,
+              // vLLM's logprobs object has `content` only (no `refusal`).
+              logprobs: (ids?.logprobs ?? null) as OpenAI.Chat.ChatCompletion.Choice.Logprobs | null,
               finish_reason: calls.length ? "tool_calls" : "stop",
+              ...(ids?.token_ids ? { token_ids: ids.token_ids } : {}),
             },
           ]
         : [],
-      usage: this.tokens.usage(c.messages, c.digests, message),
+      usage: ids?.usage ?? this.tokens.usage(c.messages, c.digests, message),
+      ...(ids?.prompt_token_ids ? { prompt_token_ids: ids.prompt_token_ids } : {}),
       ehrgym_stand_in: { task_id: c.task.id, suite: c.task.suite, type: c.task.type, sample: about.sample, turn: about.turn },
     };
+  }
+
+  private promptIds(c: Conversation): number[] {
+    const tools = c.request.tools;
+    return this.ids.prompt(c.messages, c.digests, tools, tools?.length ? textDigest(JSON.stringify(tools)) : "");
   }
 
   /** Tokens of the request's messages (for the context-length fault's message). */

@@ -2,3 +2,4 @@
 export { startTeacherServer, replyDelays, DEFAULT_MODEL, type TeacherServer, type TeacherServerInput } from "./server.ts";
 export { parseFaults, FaultSpecError, type FaultRates } from "./faults.ts";
 export { TeacherReasoning } from "./reasoning.ts";
+export { standInTokenizerJson } from "./tokenizer-file.ts";

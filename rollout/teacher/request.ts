@@ -31,6 +31,11 @@ export const ChatRequest = z.looseObject({
   tools: z.array(ToolIn).optional(),
   stream: z.boolean().nullable().optional(),
   n: z.number().int().min(1).nullable().optional(),
+  // vLLM's token fields (rollout/teacher/tokens.ts answers them).
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().min(0).nullable().optional(),
+  return_token_ids: z.boolean().nullable().optional(),
+  return_tokens_as_token_ids: z.boolean().nullable().optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 
@@ -58,7 +63,10 @@ export const invalidRequest = (message: string, param: string | null = null, cod
 
 export function parseChatRequest(raw: unknown): ChatRequest {
   const parsed = ChatRequest.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (parsed.data.top_logprobs && !parsed.data.logprobs) throw invalidRequest("when using `top_logprobs`, `logprobs` must be set to true", "top_logprobs");
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0]!;
   const param = issue.path.map(String).join(".") || null;
   throw invalidRequest(`invalid request body: ${param ?? "(body)"}: ${issue.message}`, param);

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { Task } from "../../env/tasks/index.ts";
 import { Completions, type Again, type ChatCompletion, type Conversation } from "./completions.ts";
+import { loadTokenIds } from "./tokens.ts";
 import { loadTokenizer } from "./usage.ts";
 import { firstIssue, httpStatusOf, Rng } from "../../env/util/index.ts";
 import { textDigest } from "./digest.ts";
@@ -59,6 +60,7 @@ export async function startTeacherServer(input: TeacherServerInput) {
   if (!parsed.success) throw new Error(`startTeacherServer: ${firstIssue(parsed.error, "(options)")}`);
   const o = parsed.data;
   await loadTokenizer();
+  await loadTokenIds();
   const completions = new Completions({ tasks: o.tasks, seed: o.seed, errorRate: o.errorRate, maxRounds: o.maxRounds, reasoning: o.reasoning });
   const delay = replyDelays(o.latencyMs, o.latencyJitterMs, o.seed);
   const faults = new FaultPicker(typeof o.faults === "string" ? parseFaults(o.faults) : o.faults, o.seed);

@@ -85,6 +85,38 @@ export async function run(): Promise<void> {
       report({ name: "rollout runner CPU per model turn (zero-latency stand-in, concurrency 64, rows written)", value: perTurnMs, unit: "ms", target: "<= 2 ms", ok: perTurnMs <= 2 });
       report({ name: "rollout episodes/s (zero-latency stand-in, concurrency 64)", value: ran.episodes / secs, unit: "episodes/s" });
       report({ name: "rollout model turns/s (same run)", value: turns / secs, unit: "turns/s" });
+
+      // --capture tokens (vLLM's token ids and logprobs in every reply, kept in the rows) against the same
+      // run without, interleaved in rounds so the machine's load and the JIT's warmth fall on both alike.
+      const capturing = createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "x", capture: "tokens" });
+      await runEpisodes({ makeEnv, policy: capturing, items: items(tasks, 400), protocol: "text", maxRounds: 8, concurrency: 64, progress: false, out: join(dir, "tokens-warm-up.jsonl") });
+      const cpuPerTurn = async (p: typeof policy, out: string) => {
+        const c0 = process.cpuUsage();
+        const r0 = p.stats.requests;
+        await runEpisodes({ makeEnv, policy: p, items: items(tasks, 800), protocol: "text", maxRounds: 8, concurrency: 64, progress: false, out: join(dir, out) });
+        const c = process.cpuUsage(c0);
+        return { ms: (c.user + c.system) / 1000, turns: p.stats.requests - r0 };
+      };
+      const plain = { ms: 0, turns: 0 };
+      const withTokens = { ms: 0, turns: 0 };
+      for (let round = 0; round < 3; round++) {
+        for (const [p, sum, out] of [[policy, plain, "plain"], [capturing, withTokens, "tokens"]] as const) {
+          const m = await cpuPerTurn(p, `${out}-${round}.jsonl`);
+          sum.ms += m.ms;
+          sum.turns += m.turns;
+        }
+      }
+      const plainMs = plain.ms / plain.turns;
+      const tokensMs = withTokens.ms / withTokens.turns;
+      const ratio = tokensMs / plainMs;
+      report({
+        name: "rollout runner CPU per model turn with --capture tokens vs without (3 interleaved rounds of 800 episodes each)",
+        value: ratio,
+        unit: "x",
+        target: "<= 1.10",
+        ok: ratio <= 1.1,
+        peer: { name: "without capture", value: plainMs, ratio, note: `${tokensMs.toFixed(3)} ms vs ${plainMs.toFixed(3)} ms a turn` },
+      });
     } finally {
       child.kill();
     }

@@ -34,7 +34,7 @@ export const BuildFlags = z
     splits: list.pipe(z.array(z.string().regex(SPLIT_NAME, "split names are letters, digits and _")).min(1)).optional(),
     seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(0),
     excludeMrnsFrom: z.array(existingFile).default([]),
-    format: list.pipe(z.array(z.enum(["trl", "openai", "arrow"])).min(1)).default(["trl", "openai", "arrow"]),
+    format: list.pipe(z.array(z.enum(["trl", "openai", "arrow", "tokens"])).min(1)).default(["trl", "openai", "arrow"]),
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -").optional(),
     license: z.string().min(1).default("mit"),
     shardRows: z.coerce.number().int().min(1).default(50_000),
@@ -132,7 +132,7 @@ async function buildOrValidateFailed(err: unknown): Promise<number> {
 }
 
 const InspectFlags = z.object({ dir: existingDir, row: z.coerce.number().int().min(0).optional() }).strict();
-const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional() }).strict();
+const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional(), tokenizer: existingFile.optional() }).strict();
 const CheckFlags = z.object({ files: z.array(existingFile).min(1, "give at least one JSONL file"), keep: z.enum(["clean", "correct", "all"]).default("clean") }).strict();
 
 async function runCheck(raw: unknown): Promise<number> {
@@ -159,7 +159,12 @@ async function runValidate(raw: unknown): Promise<number> {
   const o = parseOptions(ValidateFlags, raw);
   const { validateDataset } = await lib();
   try {
-    const r = await validateDataset(o.dir, o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {});
+    const r = await validateDataset(o.dir, { ...(o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {}), ...(o.tokenizer ? { tokenizer: o.tokenizer } : {}) });
+    const re = r.tokens?.retokenized;
+    if (r.tokens)
+      process.stdout.write(
+        `tokens: ${r.tokens.rows} rows${re ? `; ${re.differ} of ${r.tokens.rows} re-tokenise to different ids with ${o.tokenizer} when the chat is rendered again${re.examples.length ? ` (first: ${re.examples[0]})` : ""}` : ""}\n`,
+      );
     if (r.problems.length) {
       for (const p of r.problems) process.stderr.write(`${p}\n`);
       process.stderr.write(`ehrgym: ${o.dir}: ${r.problems.length}${r.problems.length >= 50 ? "+" : ""} problem(s)\n`);
@@ -250,7 +255,7 @@ export function registerDataset(program: Command): void {
     .option("--splits <list>", "split names, e.g. train")
     .option("--seed <n>", "seed of the patient-to-split assignment", "0")
     .option("--exclude-mrns-from <files...>", "evaluation task files or MRN lists whose patients must not appear")
-    .option("--format <list>", "trl,openai,arrow", "trl,openai,arrow")
+    .option("--format <list>", "trl,openai,arrow (and tokens: per trajectory, what TRL's rollout_func returns, from rows of rollout --capture tokens)", "trl,openai,arrow")
     .option("--name <name>", "dataset name (default: the --out folder's name)")
     .option("--license <id>", "licence id for the card", "mit")
     .option("--shard-rows <n>", "rows per shard file", "50000")
@@ -267,6 +272,7 @@ export function registerDataset(program: Command): void {
     .command("validate <dir>")
     .description("Check schema, hashes, patient-disjoint splits, decontamination and the card")
     .option("--exclude-mrns-from <files...>", "held-out task files or MRN lists (default: those the build used)")
+    .option("--tokenizer <file>", "tokenizer.json: report how many token rows re-tokenise to different ids when the chat is rendered again")
     .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runValidate({ dir, ...opts })));
   dataset
     .command("check <files...>")

@@ -72,6 +72,7 @@ export const ModelFlags = z.object({
   samplingSeed: intFlag(-(2 ** 53), 2 ** 53).optional(),
   stop: z.array(z.string().min(1)).optional(),
   extraBody: ExtraBody.optional(),
+  capture: z.enum(["tokens"], { message: "--capture: expected tokens" }).optional(),
   samples: intFlag(1, 10_000).default(1),
   concurrency: intFlag(1, 4096).default(16),
   rpm: intFlag(1, 100_000_000).optional(),
@@ -119,6 +120,7 @@ export function addModelOptions(cmd: Command, defaults: { concurrency: string })
     .option("--sampling-seed <n>", "the `seed` sent to the endpoint")
     .option("--stop <text>", "stop sequence (repeatable)", collect)
     .option("--extra-body <json>", "JSON object merged into each request body (e.g. vLLM's top_k)")
+    .option("--capture <what>", "tokens: ask a vLLM-compatible endpoint for token ids and logprobs and keep them per turn")
     .option("--samples <n>", "episodes per task", "1")
     .option("--concurrency <n>", "episodes in flight", defaults.concurrency)
     .option("--rpm <n>", "client-side requests per minute limit")
@@ -266,6 +268,7 @@ export function makeModelPolicy(m: ModelFlags, defaultTemperature: number): Poli
     apiKeyEnv: m.apiKeyEnv,
     sampling: samplingOf(m, defaultTemperature),
     ...(m.extraBody ? { extraBody: m.extraBody } : {}),
+    ...(m.capture ? { capture: m.capture } : {}),
     timeoutMs: m.timeout * 1000,
     maxRetries: m.maxRetries,
     ...(m.rpm ? { rpm: m.rpm } : {}),

@@ -32,6 +32,7 @@ export async function runEval(raw: unknown): Promise<number> {
   try {
     // Read before the run, which may take hours of a paid API: a bad --reference fails now, not after it.
     const reference = o.reference === undefined ? undefined : readReference(o.reference, o.html);
+    if (o.capture && o.policy !== "openai") throw new UserError(`--capture ${o.capture}: needs --policy openai (the expert samples no tokens)`);
     const policy = o.policy === "openai" ? makeModelPolicy(o, 0) : makeExpertPolicy(o);
     const store = await buildStore(o);
     const { tasks, heldOut, source } = selectTasks(o, store);

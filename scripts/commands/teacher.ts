@@ -3,9 +3,9 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
-import { DEFAULT_MODEL, FaultSpecError, parseFaults, startTeacherServer, TeacherReasoning, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
-import { closeOnSignal, collect, existingFile, parseOptions } from "./common.ts";
-import { UserError } from "../../env/util/index.ts";
+import { DEFAULT_MODEL, FaultSpecError, parseFaults, standInTokenizerJson, startTeacherServer, TeacherReasoning, type FaultRates, type TeacherServer } from "../../rollout/teacher/index.ts";
+import { checkOutputFile, closeOnSignal, collect, existingFile, parseOptions } from "./common.ts";
+import { UserError, writeFileAtomic } from "../../env/util/index.ts";
 
 
 export const TeacherServeOptions = z
@@ -108,5 +108,15 @@ export function registerTeacher(program: Command): void {
     .option("--reasoning <form>", "think before each turn, as vLLM returns a reasoning model's thought: think (inline <think>...</think> in content) | field (the message's `reasoning` field)")
     .action(async (opts: Record<string, unknown>) => {
       await runTeacherServe(opts);
+    });
+  teacher
+    .command("tokenizer")
+    .description("write the stand-in's tokenizer (o200k_base with ChatML markers) as a Hugging Face tokenizer.json")
+    .requiredOption("--out <file>", "tokenizer.json to write")
+    .action(async (opts: Record<string, unknown>) => {
+      const o = parseOptions(z.object({ out: z.string().min(1) }).strict(), opts);
+      checkOutputFile("--out", o.out);
+      writeFileAtomic(o.out, JSON.stringify(await standInTokenizerJson()));
+      process.stdout.write(`${o.out}: the stand-in's tokenizer (prompt ids: the chat rendered as ChatML; completion ids: the reply's tokens then <|im_end|>)\n`);
     });
 }
