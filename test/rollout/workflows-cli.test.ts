@@ -1,0 +1,62 @@
+// The workflows suite end to end through the CLI, as a user runs it: generate reviews, the expert at
+// 100% in both protocols, a rollout of the stand-in teacher (with its mistakes) over the real openai
+// client, a dataset built from it that validates, and a report.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../helpers/shared.ts";
+
+const CLI = join(PROJECT_ROOT, "bin", "ehrgym.js");
+const dir = mkdtempSync(join(tmpdir(), "ehrgym-workflows-"));
+const tasks = join(dir, "reviews.jsonl");
+const children: ChildProcess[] = [];
+const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
+const rows = (file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { reward: number; checkpoints?: { rule: string; ok: boolean }[] });
+
+beforeAll(() => {
+  const r = run("tasks", "generate", "--suite", "workflows", "--per-type", "6", "--split", "train", "--out", tasks);
+  expect(r.status, r.stderr).toBe(0);
+}, 300_000);
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the workflows suite through the CLI", () => {
+  for (const protocol of ["text", "tools"] as const)
+    it(`the expert solves every review (${protocol}), rows carry the checkpoints`, () => {
+      const out = join(dir, `expert-${protocol}.jsonl`);
+      const r = run("eval", "--policy", "expert", "--tasks", tasks, "--protocol", protocol, "--out", out);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).toMatch(/tool calls: median \d+/);
+      const got = rows(out);
+      expect(got).toHaveLength(6);
+      expect(got.every((x) => x.reward === 1 && (x.checkpoints?.length ?? 0) >= 4 && x.checkpoints!.every((c) => c.ok))).toBe(true);
+    }, 300_000);
+
+  it("a stand-in rollout becomes a dataset that validates, and a report", async () => {
+    const child = spawn(process.execPath, [CLI, "teacher", "serve", "--tasks", tasks, "--port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    const ready = await new Promise<{ url: string }>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line)));
+      child.once("exit", (code) => reject(new Error(`teacher serve exited with ${code}`)));
+    });
+    const out = join(dir, "rollout.jsonl");
+    const r = run("rollout", "--base-url", ready.url, "--model", "ehrgym-stand-in", "--tasks", tasks, "--samples", "2", "--protocol", "tools", "--out", out);
+    expect(r.status, r.stderr).toBe(0);
+    const got = rows(out);
+    expect(got).toHaveLength(12);
+    expect(got.every((x) => Array.isArray(x.checkpoints))).toBe(true);
+    const ds = join(dir, "ds");
+    const b = run("dataset", "build", "--from", out, "--out", ds, "--splits", "train");
+    expect(b.status, b.stderr).toBe(0);
+    const v = run("dataset", "validate", ds);
+    expect(v.status, v.stderr + v.stdout).toBe(0);
+    const rep = run("report", out, "--out", join(dir, "report"));
+    expect(rep.status, rep.stderr).toBe(0);
+    expect(existsSync(join(dir, "report", "index.html"))).toBe(true);
+  }, 300_000);
+});
