@@ -34,7 +34,7 @@ describe("an open episode's memory", () => {
       const task: Task = { id: `mem_${mrn}`, suite: "mab-v1", type: "task1", instruction: "q", context: "", sol: [mrn] };
       tasks.push({ task, turns: ["Condition", "Observation?code=K", "Observation?code=GLU", "MedicationRequest", "Procedure"].map((q) => `GET ${API_BASE}${q}${q.includes("?") ? "&" : "?"}patient=${mrn}`) });
     }
-  }, 120_000);
+  });
 
   it("holds far less than a copy of each reply once the replies were encoded", async () => {
     const open: MedAgentEnv[] = [];
@@ -70,5 +70,5 @@ describe("an open episode's memory", () => {
     const record = open[0]!.record();
     expect(record.messages.filter((m) => m.role === "user").slice(1).every((m) => m.content!.startsWith("Here is the response from the GET request:\n{"))).toBe(true);
     expect(open).toHaveLength(envs.length);
-  }, 120_000);
+  });
 });

@@ -99,7 +99,7 @@ describe("RemoteBackend against the project's HTTP FHIR server (in-process)", ()
     const dead = await startFhirHttpServer({ service: (baseUrl) => new FhirService(store, { baseUrl }), port: 0 });
     const url = dead.url;
     await dead.close();
-    const backend = await RemoteBackend.create({ url, fhir: { retries: 0, timeoutMs: 5000 } });
+    const backend = await RemoteBackend.create({ url, fhir: { retries: 0, timeoutMs: 600_000 } });
     const env = new MedAgentEnv({ backend, grader: solGrader() });
     await env.reset({ task: task("t") });
     const s = await env.step(`GET ${url}Patient?identifier=${MRNS[0]}`);
@@ -118,7 +118,7 @@ describe("RemoteBackend crash recovery (real child processes)", () => {
     writeFileSync(ndjson, lines.map((r) => JSON.stringify(r)).join("\n") + "\n");
     serverProc = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", "fhir", "serve", "--port", "0", "--import", ndjson], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] });
     url = await firstMatch(serverProc, /FHIR server listening at (\S+)/);
-  }, 60_000);
+  });
   afterAll(() => {
     serverProc.kill("SIGTERM");
   });
@@ -141,7 +141,7 @@ describe("RemoteBackend crash recovery (real child processes)", () => {
     for (const id of ids) expect((await fhir.request({ method: "GET", path: `Observation/${id}` })).status).toBeGreaterThanOrEqual(400);
     expect(readFileSync(journal, "utf8")).toBe("");
     backend.close();
-  }, 60_000);
+  });
 });
 
 function firstMatch(proc: ChildProcess, re: RegExp): Promise<string> {

@@ -40,7 +40,7 @@ beforeAll(async () => {
   const r = build("--from", input, "--out", ds, "--split-fractions", "0.6,0.2,0.2", "--seed", "5", "--name", "ehr-sft-test");
   expect(r.status, r.stderr).toBe(0);
   firstStderr = r.stderr;
-}, 300_000);
+});
 
 describe("dataset build", () => {
   it("shows its progress in a log as whole lines: the input's MB read, then the rows written, each to 100%", () => {
@@ -69,7 +69,7 @@ describe("dataset build", () => {
       expect(stderr).toContain(`dataset build stopped: nothing written (${out} is as it was)`);
       expect(readdirSync(dir).filter((f) => f.includes(`stopped-${signal}`))).toEqual([]);
     }
-  }, 120_000);
+  });
 
   it("keeps the correct episodes as trl rows that pass the one row schema", () => {
     const out = allRows(ds);

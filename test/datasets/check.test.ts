@@ -47,7 +47,7 @@ beforeAll(async () => {
     recovered(tools),
   ];
   writeFileSync(input, toJsonl([...base, ...planted]));
-}, 300_000);
+});
 
 describe("dataset build: the problem cases come out clean", () => {
   it("--keep clean (default): evaluation tasks and instructions excluded, recovered mistakes left out, parallel calls declared where made", () => {

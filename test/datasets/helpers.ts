@@ -7,7 +7,7 @@ import { tableFromIPC as flechetteFromIPC } from "@uwdata/flechette";
 import { PROJECT_ROOT } from "../helpers/shared.ts";
 
 export const cli = (args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> =>
-  spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 180_000, env: { ...process.env, ...env } });
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
 
 /** The CLI as a running child (to signal it). */
 export const cliChild = (args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams =>

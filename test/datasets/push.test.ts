@@ -29,7 +29,7 @@ beforeAll(async () => {
   writeFileSync(input, toJsonl(await expertRows({ perType: 1 })));
   await build(ds, 10);
   await hub.start();
-}, 300_000);
+});
 afterAll(async () => {
   await hub.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -26,7 +26,7 @@ beforeAll(async () => {
     all.push(...rows);
   }
   writeFileSync(rowsFile, toJsonl(all));
-}, 120_000);
+});
 afterAll(async () => {
   await teacher.close();
   rmSync(dir, { recursive: true, force: true });
@@ -49,7 +49,7 @@ describe("dataset build --reasoning", () => {
     expect(readFileSync(join(ds, "openai/train.jsonl"), "utf8")).not.toContain("reasoning");
     expect(readFileSync(join(ds, "README.md"), "utf8")).toContain("Reasoning: kept (`--reasoning keep`)");
     expect(JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8")).build.options.reasoning).toBe("keep");
-  }, 120_000);
+  });
 
   it("drop (the default): no row holds reasoning", async () => {
     const ds = join(dir, "drop");
@@ -57,7 +57,7 @@ describe("dataset build --reasoning", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(assistants(ds).every((m) => !("reasoning_content" in m))).toBe(true);
     expect(readFileSync(join(ds, "README.md"), "utf8")).toContain("Reasoning: dropped (`--reasoning drop`, the default)");
-  }, 120_000);
+  });
 
   it("a bad --reasoning exits 2 naming the flag", async () => {
     const r = await cliAsync(["dataset", "build", "--from", rowsFile, "--out", join(dir, "bad"), "--reasoning", "inline"]);

@@ -105,7 +105,7 @@ describe("ehrgym ehr generate / stats", () => {
     for (const q of [`patient=${patient}&_sort=-date&_count=50`, `patient=${patient}&category=vital-signs&date=ge2020-01-01`, "code=K&_count=100"]) {
       expect(viaIndex.store.search("Observation", q), q).toEqual(parsed.store.search("Observation", q));
     }
-  }, 60_000);
+  });
 
   it("reports the line number of a malformed --patients-from line", () => {
     const file = join(dir, "patients.ndjson");

@@ -108,7 +108,7 @@ beforeAll(async () => {
   const l = await load(files, true);
   indexed = l.store;
   warnings = l.warnings;
-}, 60_000);
+});
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("NDJSON index sidecars", () => {

@@ -50,7 +50,7 @@ beforeAll(async () => {
     expect(record.info.reward, task.id).toBe(1);
     played.push({ task, turns, actions: record.actions, result: record.info.result! });
   }
-}, 180_000);
+});
 
 const post = (type: string, body: unknown): Action => ({ kind: "POST", raw: `POST ${API_BASE}${type}\n${JSON.stringify(body)}`, url: `${API_BASE}${type}`, body, accepted: true, reply: ACCEPTED });
 const finish = (answer: string): Action => ({ kind: "FINISH", raw: `FINISH(${answer})` });

@@ -94,7 +94,7 @@ describe.each([
       const row = rows.find((x) => x.task_id === c.task.id)!;
       expect(verdictOf({ status: row.status, reward: row.reward, result: row.result, messages: row.messages }, c[mode]), `${c.name}: ${c.why}`).toEqual(c[mode]);
     }
-  }, 180_000);
+  });
 });
 
 describe.each([
@@ -119,5 +119,5 @@ describe.each([
     if (mode === "split") expect(think.messages[1]).toEqual({ role: "assistant", content: "GET http://localhost:8080/fhir/Patient?identifier=S1000001", reasoning_content: "Look the patient up first." });
     const field = rows.find((x) => x.task_id === "task2_reasoning-field")!;
     expect(field.messages[1]!.reasoning_content).toMatch(/^FINISH\(\[71\]\)\? No/);
-  }, 180_000);
+  });
 });

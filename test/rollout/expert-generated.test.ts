@@ -20,7 +20,7 @@ describe("expert on generated tasks", () => {
     config = envConfig(store);
     tasks = (["mab-v1", "mab-v2"] as const).flatMap((suite) => generateTasks(store, { suite, perType: 50, seed: 3 }));
     medarc = new EnvConfig({ v2Semantics: "medarc", backend: new EmbeddedBackend(store, new FhirService(store, { baseUrl: API_BASE }), API_BASE) });
-  }, 120_000);
+  });
 
   it("generates 50 tasks per type: 10 v1 types, 13 v2 types", () => {
     const perType = new Map<string, number>();
@@ -49,7 +49,7 @@ describe("expert on generated tasks", () => {
         expect(r.status).toBe("completed");
         expect(r.checks.filter((c) => !c.ok).map((c) => c.detail).join(" ")).toMatch(/no K/i);
       }
-    }, 120_000);
+    });
   }
 
   // The port fails a create that shares its turn and any key its create functions do not declare: the
@@ -68,5 +68,5 @@ describe("expert on generated tasks", () => {
     expect(winnable.filter((r) => r.reward === 1).length, explain(winnable)).toBe(winnable.length);
     // Every create had a turn of its own.
     for (const r of rows) for (const m of r.messages) if ((m.tool_calls ?? []).some((c) => c.function.name.endsWith("_create"))) expect(m.tool_calls).toHaveLength(1);
-  }, 120_000);
+  });
 });

@@ -19,7 +19,7 @@ describeShared("expert on the official task files", () => {
     const patients = readFileSync(sharedFile("patients_real.ndjson"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const mrns = [...new Set([...v1, ...v2].flatMap((t) => (t.eval_MRN ? [t.eval_MRN] : [])))];
     config = envConfig(generateStore({ patientsFrom: patients, chartsFor: mrns }).store);
-  }, 600_000);
+  });
 
   it("loads 300 tasks of each suite", () => {
     expect(v1.length).toBe(300);
@@ -33,13 +33,13 @@ describeShared("expert on the official task files", () => {
       const rows = await play(config, v1, protocol);
       const passed = rows.filter((r) => r.reward === 1).length;
       expect(passed, explain(rows)).toBe(300);
-    }, 120_000);
+    });
   }
 
   it("new_patient_tasks_v2.json: 300/300 (text)", async () => {
     const rows = await play(config, v2, "text");
     expect(rows.filter((r) => r.reward === 1).length, explain(rows)).toBe(300);
-  }, 120_000);
+  });
 
   it("new_patient_tasks_v2.json (tools): 300/300 when a ServiceRequest search tool is offered, else only catheter tasks with an existing removal order fail", async () => {
     const rows = await play(config, v2, "tools");
@@ -47,5 +47,5 @@ describeShared("expert on the official task files", () => {
     const failed = rows.filter((r) => r.reward !== 1);
     expect(failed.filter((r) => !blindToExistingOrders(r, tools)), explain(rows)).toEqual([]);
     expect(rows.length - failed.length).toBeGreaterThanOrEqual(290);
-  }, 120_000);
+  });
 });

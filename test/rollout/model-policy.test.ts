@@ -30,7 +30,7 @@ async function teacher(options: Partial<TeacherServerInput> = {}) {
 
 // Retries wait a jittered share of the backoff: a zero draw keeps the tests quick and deterministic.
 const policyFor = (url: string, extra: Partial<Parameters<typeof createModelPolicy>[0]> = {}) =>
-  createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "k", random: () => 0, timeoutMs: 10_000, ...extra });
+  createModelPolicy({ model: "ehrgym-stand-in", baseURL: url, apiKey: "k", random: () => 0, timeoutMs: 600_000, ...extra });
 
 const run = (policy: RunOptions["policy"], protocol: "text" | "tools" = "text", extra: Partial<RunOptions> = {}) =>
   runEpisodes({ makeEnv, policy, tasks, protocol, maxRounds: 8, concurrency: 4, progress: false, ...extra });

@@ -11,7 +11,7 @@ import { expertRows, perturbed, writeRun } from "./report-fixture.ts";
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-report-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const report = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "report", ...args], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 120_000 });
+const report = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "scripts/cli.ts", "report", ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
 
 let base: string;
 let sft: string;
@@ -19,7 +19,7 @@ beforeAll(async () => {
   const rows = await expertRows(1);
   base = writeRun(join(dir, "base.jsonl"), perturbed(rows, 5, 0.4, "base-model"));
   sft = writeRun(join(dir, "sft.jsonl"), perturbed(rows.slice(0, -2), 6, 0.1)); // two tasks fewer
-}, 120_000);
+});
 
 describe("ehrgym report", () => {
   it("writes index.html, summary.json and a PNG per chart; prints rates, the comparison and where the report is", () => {
@@ -33,14 +33,14 @@ describe("ehrgym report", () => {
     expect(r.stdout).toMatch(/^sft vs base: fixed \d+, broken \d+, both \d+, neither \d+; exact McNemar p = [\d.]+$/m);
     expect(r.stdout).toContain(`report: ${join(out, "index.html")} (+ summary.json, 4 PNG charts)`);
     expect(r.stderr).toMatch(/note: base: 2 of its \d+ tasks \(2 episodes\) are not in every run and were left out/);
-  }, 120_000);
+  });
 
   it("names default to the file names; a second run replaces the folder", () => {
     const out = join(dir, "report");
     const r = report(base, "--out", out);
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).runs.map((x: { name: string }) => x.name)).toEqual(["base"]);
-  }, 120_000);
+  });
 
   const bad = (name: string, text: string) => {
     const path = join(dir, name);
@@ -64,7 +64,7 @@ describe("ehrgym report", () => {
     expect(r.stderr.trim().split("\n")[0]).toMatch(message);
     if (!/missing required/.test(String(message))) expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(existsSync(out)).toBe(false);
-  }, 60_000);
+  });
 
   it("refuses to replace a folder that holds something else", () => {
     const out = join(dir, "mine");
@@ -74,5 +74,5 @@ describe("ehrgym report", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/holds no report/);
     expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("keep me");
-  }, 60_000);
+  });
 });

@@ -21,7 +21,7 @@ beforeAll(async () => {
   reward = createRewardServer({ backend: built.backend });
   rewardUrl = await reward.listen(0);
   fhir = await startFhirHttpServer({ service: (baseUrl) => new FhirService(store, { baseUrl }) });
-}, 60_000);
+});
 afterAll(async () => {
   await reward?.close();
   await fhir?.close();

@@ -59,7 +59,7 @@ describe("ehrgym tasks", () => {
     expect(s.status).toBe(0);
     expect(s.stdout).toContain("mab-v1/task9");
     expect(s.stdout).toMatch(/no-k=2\s+k>=3\.5=2\s+k<3\.5=2/);
-  }, 60_000);
+  });
 
   it("bad flags exit 2 naming the flag, and write nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ehrgym-cli-bad-"));
@@ -101,5 +101,5 @@ describe("ehrgym tasks", () => {
     expect(broken.status).toBe(2);
     expect(broken.stderr).toMatch(/field instruction/);
     expect(existsSync(out)).toBe(false);
-  }, 60_000);
+  });
 });

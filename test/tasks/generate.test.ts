@@ -8,7 +8,7 @@ import { describeShared, sharedFile } from "../helpers/shared.ts";
 let store: FhirStore;
 beforeAll(() => {
   store = generateStore({ seed: 11, patients: 16 });
-}, 180_000);
+});
 
 const counts = (tasks: Task[], type: string) => {
   const m = new Map<string, number>();

@@ -11,7 +11,7 @@ let tasks: Task[];
 beforeAll(() => {
   ({ store } = generateStore({ seed: 7, patients: 40 }));
   tasks = generateTasks(store, { suite: "workflows", perType: 60, seed: 3 });
-}, 120_000);
+});
 
 const branches = (t: Task) => new Map(t.branch!.split(",").map((b) => b.split("=") as [string, string]));
 

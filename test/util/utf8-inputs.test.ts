@@ -46,7 +46,7 @@ describe("text files that are not UTF-8", () => {
     await refused(["tasks", "stats", file("tasks.jsonl", TASK("task1_1"), corrupt(TASK("task1_#2")))], `${dir}/tasks.jsonl:2`);
     const official = file("official.json", "[", `  ${TASK("task1_1")},`, corrupt(`  ${TASK("task1_#2")}`), "]");
     await refused(["tasks", "stats", official], `${dir}/official.json:3`);
-  }, 60_000);
+  });
 
   it("in a population NDJSON (`fhir import`, `ehr generate --patients-from`, `eval --patients-from`), with nothing written", async () => {
     const patients = file("patients.ndjson", PATIENT("p1"), PATIENT("p2"), corrupt(PATIENT("p#3")));
@@ -57,13 +57,13 @@ describe("text files that are not UTF-8", () => {
     expect(existsSync(join(dir, "generated"))).toBe(false);
     await refused(["eval", "--patients-from", patients, "--out", join(dir, "eval.jsonl")], `--patients-from: ${patients}:3`);
     expect(existsSync(join(dir, "eval.jsonl"))).toBe(false);
-  }, 120_000);
+  });
 
   it("in rows a run resumes from or a report reads: exit 2 naming file and line", async () => {
     const rows = file("run.jsonl", ROW("task1_1"), corrupt(ROW("task1_#2")), ROW("task1_3"));
     await refused(["report", rows], `${rows}:2`);
     await refused(["eval", "--patients", "8", "--seed", "3", "--limit", "1", "--out", rows], `--out: ${rows}:2`);
-  }, 120_000);
+  });
 
   it("in a prompt template, tool schemas or a report's reference: one line naming file and line", async () => {
     const template = file("prompt.txt", "Answer {question}", corrupt("Context: {context} #"), "{functions}");
@@ -71,7 +71,7 @@ describe("text files that are not UTF-8", () => {
     const tools = file("tools.json", "[", corrupt(`  {"type": "function", "function": {"name": "finish#"}}`), "]");
     expect(() => loadToolSchemas(tools)).toThrow(`--tool-schemas ${tools}:2: ${NOT_UTF8}`);
     await refused(["report", file("ok.jsonl", ROW("task1_1")), "--reference", tools], `--reference: ${tools}:2`);
-  }, 60_000);
+  });
 
   it("in rows: a line cut in the middle of a character by a killed writer is a torn last line, not an error", async () => {
     const whole = Buffer.from(ROW("task1_é"));
