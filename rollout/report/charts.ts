@@ -58,10 +58,12 @@ function groupedBars(title: string, groups: string[], runs: string[], bars: BarD
         ? [
             {
               data: { values: refs },
-              // One shape and colour per published model, named in the legend.
-              mark: { type: "point" as const, filled: true, size: 120, strokeWidth: 1, stroke: "#fff" },
+              // One shape and colour per published model, named in the legend, each at its own offset
+              // within the group so that models with close figures do not hide one another.
+              mark: { type: "point" as const, filled: true, size: 70, strokeWidth: 1, stroke: "#fff" },
               encoding: {
                 x,
+                xOffset: { field: "model", type: "nominal" as const, sort: [...new Set(refs.map((r) => r.model))] },
                 y: { field: "value", type: "quantitative" as const },
                 shape: { field: "model", type: "nominal" as const, title: NOT_MEASURED },
                 fill: { field: "model", type: "nominal" as const, title: NOT_MEASURED, scale: { scheme: "dark2" } },
@@ -71,7 +73,7 @@ function groupedBars(title: string, groups: string[], runs: string[], bars: BarD
           ]
         : []),
     ],
-    resolve: { scale: { color: "independent", fill: "independent", shape: "independent" } },
+    resolve: { scale: { color: "independent", fill: "independent", shape: "independent", xOffset: "independent" } },
   } as TopLevelSpec;
 }
 

@@ -4,6 +4,7 @@ import type { ReportContent, ReportRun } from "./build.ts";
 import { firstSamples, taskKey, type TaskRef } from "./compare.ts";
 import { anchorId, esc } from "./html-escape.ts";
 import { comparisonSection, referenceTable, runTable, shownTaskId } from "./html-tables.ts";
+import type { EpisodeRow } from "../row.ts";
 import { renderTranscript } from "./transcript.ts";
 
 /** Failed tasks listed (and transcribed) per run at most: the page stays a few MB. */
@@ -20,6 +21,10 @@ tr.sum th,tr.sum td{background:#fafafa}tr.total th,tr.total td{font-weight:bold}
 .notes li{color:#7a4b00}.meta,.usage{color:#444;font-size:.9rem}
 figure{margin:1rem 0}figure svg{display:block;max-width:100%;height:auto}figcaption{font-size:.85rem;color:#555}
 .scroll{overflow-x:auto;max-width:100%}.scroll table{margin:.2rem 0}
+thead th{white-space:normal;vertical-align:bottom;min-width:3.5em}
+th[scope=row]{position:sticky;left:0}
+ul.failures{font-size:.85rem;padding-left:1.2rem}ul.failures li{margin:.15rem 0}
+.check{font-family:"DejaVu Sans Mono",monospace;color:#c62828}.detail{color:#444;word-break:break-word}
 .tid{font-family:"DejaVu Sans Mono",monospace}
 ul.tasks{columns:3;font-size:.85rem}
 .transcript{border:1px solid #ddd;border-radius:6px;padding:.4rem .8rem;margin:.5rem 0}
@@ -38,7 +43,8 @@ pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0;font-size:.8rem}
 
 const transcriptId = (runIndex: number, ref: { suite: string; task_id: string }) => anchorId("t", String(runIndex), ref.suite, ref.task_id);
 
-/** Tables scroll sideways inside their own box, never the page. */
+/** Tables fit the column (headers wrap); one that still cannot scrolls inside its own box, never
+ *  the page, its row headers staying in view. */
 const boxed = (html: string) => html.replace(/<table\b/g, `<div class="scroll"><table`).replace(/<\/table>/g, "</table></div>");
 
 function figure(chart: RenderedChart): string {
@@ -59,6 +65,14 @@ function runsTable(runs: ReportRun[]): string {
   );
 }
 
+/** What the terminal prints under a failure: its failed checks (the first, and how many more), or its error. */
+function failedCheck(row: EpisodeRow): string {
+  const failed = row.checks.filter((c) => !c.ok);
+  const first = failed[0];
+  if (first) return `: <span class="check">${esc(first.name)}</span> <span class="detail">${esc(first.detail)}</span>${failed.length > 1 ? ` (+${failed.length - 1} more)` : ""}`;
+  return row.error ? `: <span class="detail">${esc(row.error)}</span>` : "";
+}
+
 export function renderPage(content: ReportContent, charts: RenderedChart[]): string {
   const { runs } = content;
   const firsts = runs.map((r) => firstSamples(r.rows));
@@ -72,8 +86,8 @@ export function renderPage(content: ReportContent, charts: RenderedChart[]): str
     const failed = [...firsts[i]!.values()].filter((r) => r.reward !== 1);
     const listed = failed.slice(0, MAX_FAILURES_LISTED);
     const list = listed.length
-      ? `<details class="tasklist"><summary>failed tasks (${failed.length}${failed.length > listed.length ? `, first ${listed.length}` : ""}; first sample of each)</summary><ul class="tasks">${listed
-          .map((r) => `<li><a class="tid" href="#${link(i, r)}">${esc(shownTaskId(r))}</a> ${esc(r.status)}</li>`)
+      ? `<details class="tasklist"><summary>failed tasks (${failed.length}${failed.length > listed.length ? `, first ${listed.length}` : ""}; first sample of each) with the check that failed</summary><ul class="failures">${listed
+          .map((r) => `<li><a class="tid" href="#${link(i, r)}">${esc(shownTaskId(r))}</a> ${esc(r.status)}${failedCheck(r)}</li>`)
           .join("")}</ul></details>`
       : "";
     return `<section class="run" id="${anchorId("run", String(i))}"><h2>${esc(run.name)}</h2>${runTable(run.name, run.summary)}${list}</section>`;
@@ -92,7 +106,7 @@ export function renderPage(content: ReportContent, charts: RenderedChart[]): str
 <header><h1>${esc(title)}</h1><p class="meta">ehrgym ${esc(content.ehrgym_version)} · ${content.commonTasks} tasks${runs.length > 1 ? " in every run" : ""} · success = reward 1 · intervals are Wilson 95%</p></header>
 ${boxed(runsTable(runs))}
 ${content.notes.length ? `<ul class="notes">${content.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>` : ""}
-<section id="charts"><h2>Success rates</h2>${content.reference ? `<p class="refnote">Marks named in each chart's legend are published figures (${esc(content.reference.source)}), not measured here, drawn only beside results on their own task set (${esc(content.reference.suite)}).</p>` : ""}${charts.map(figure).join("\n")}</section>
+<section id="charts"><h2>Success rates</h2>${content.reference ? `<p class="refnote">Marks named in each chart's legend are published figures, not measured here, drawn only beside results on their own task set, ${esc(content.reference.suite)}. Source: ${esc(content.reference.source)}.</p>` : ""}${charts.map(figure).join("\n")}</section>
 ${content.reference ? `<section id="reference"><h2>Published figures (not measured here)</h2>${boxed(referenceTable(content.reference))}</section>` : ""}
 ${boxed(perRun.join("\n"))}
 ${boxed(comparisons.join("\n"))}
