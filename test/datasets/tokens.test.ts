@@ -25,7 +25,7 @@ beforeAll(async () => {
     rollout(runs.plain),
   ]);
   for (const r of results) expect(r.status, r.stderr).toBe(0);
-}, 180_000);
+});
 afterAll(async () => {
   await teacher?.close();
 });
