@@ -19,7 +19,7 @@ const rows = (file: string) => readFileSync(file, "utf8").trim().split("\n").map
 beforeAll(() => {
   const r = run("tasks", "generate", "--suite", "workflows", "--per-type", "6", "--split", "train", "--out", tasks);
   expect(r.status, r.stderr).toBe(0);
-}, 300_000);
+});
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
@@ -35,7 +35,7 @@ describe("the workflows suite through the CLI", () => {
       const got = rows(out);
       expect(got).toHaveLength(6);
       expect(got.every((x) => x.reward === 1 && (x.checkpoints?.length ?? 0) >= 4 && x.checkpoints!.every((c) => c.ok))).toBe(true);
-    }, 300_000);
+    });
 
   it("a stand-in rollout becomes a dataset that validates, and a report", async () => {
     const child = spawn(process.execPath, [CLI, "teacher", "serve", "--tasks", tasks, "--port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
@@ -58,5 +58,5 @@ describe("the workflows suite through the CLI", () => {
     const rep = run("report", out, "--out", join(dir, "report"));
     expect(rep.status, rep.stderr).toBe(0);
     expect(existsSync(join(dir, "report", "index.html"))).toBe(true);
-  }, 300_000);
+  });
 });
