@@ -35,7 +35,7 @@ const episodes = (path: string) => readJsonl(path).map((r) => EpisodeRow.parse(r
 describe("dataset build --format tokens", () => {
   it("writes per trajectory prompt_ids, completion_ids, logprobs and env_mask, a config of its own, and validates", async () => {
     const ds = join(world.dir, "ds");
-    const b = await cliAsync(["dataset", "build", "--from", runs.text, runs.tools, "--out", ds, "--keep", "all", "--splits", "train", "--format", "trl,arrow,tokens"]);
+    const b = await cliAsync(["dataset", "build", "--from", runs.text, runs.tools, "--out", ds, "--keep", "all", "--splits", "train", "--format", "trl,openai,tokens"]);
     expect(b.status, b.stderr).toBe(0);
     const rows = readJsonl(join(ds, "tokens", "train-00000-of-00001.jsonl")).map((r) => TokensRow.parse(r));
     const sft = readJsonl(join(ds, "data", "train-00000-of-00001.jsonl"));
@@ -86,6 +86,12 @@ describe("dataset build --format tokens", () => {
     const other = await cliAsync(["dataset", "validate", ds, "--tokenizer", bytesOnly]);
     expect(other.status, other.stderr).toBe(0);
     expect(other.stdout).toContain(`${rows.length} of ${rows.length} re-tokenise to different ids`);
+  });
+
+  it("refuses tokens beside arrow (datasets would read the tokens config with the Arrow builder)", async () => {
+    const r = await cliAsync(["dataset", "build", "--from", runs.text, "--out", join(world.dir, "arrow-ds"), "--format", "trl,arrow,tokens"]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--format: tokens cannot be combined with arrow yet/);
   });
 
   it("refuses when no kept trajectory captured tokens, saying how to get them", async () => {
