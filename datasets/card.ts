@@ -69,7 +69,7 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
     task_categories: ["text-generation"],
     tags: ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", "medagentbench"],
     size_categories: [sizeCategory(total)],
-    pretty_name: c.name,
+    pretty_name: "Clinical EHR agent trajectories (ehrgym, MedAgentBench tasks)",
     configs,
     dataset_info: withConfigs(tokens && [tokens.info], {
       features: cardFeatures(),

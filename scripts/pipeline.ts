@@ -209,13 +209,14 @@ async function main(raw: unknown): Promise<void> {
       summary: () => {
         const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8")) as { counts: Record<string, number> };
         const c = manifest.counts;
+        const correct = (c.valid ?? 0) - (c.filtered ?? 0);
         const removed = [
           c.unclean ? `${c.unclean} with an invalid turn (--keep clean)` : "",
           c.excluded ? `${c.excluded} of held-out patients or tasks` : "",
-          c.deduped ? `${c.deduped} repeating another's turns (--dedupe)` : "",
+          c.deduped ? `${c.deduped} whose assistant turns repeat another trace of the same task word for word (--dedupe; the stand-in often plays a task the same way twice)` : "",
           c.duplicates ? `${c.duplicates} duplicate ids` : "",
         ].filter(Boolean);
-        return `${c.kept} rows (JSONL + Arrow + openai + card) -> ${rel(ds)}/${removed.length ? `; of the correct traces, left out: ${removed.join(", ")}` : ""}`;
+        return `${correct} correct traces became ${c.kept} rows (JSONL + Arrow + openai + card) -> ${rel(ds)}/${removed.length ? `; left out: ${removed.join(", ")}` : ""}`;
       },
     },
     {

@@ -64,6 +64,10 @@ describe("npm start: the offline pipeline", () => {
     expect(lines[0]).toMatch(/cached in .*\(generated before\)$/);
     for (const l of lines.slice(1)) expect(l).toMatch(/\(done before, inputs unchanged\)$/);
     expect(r.stdout).toContain("40 correct traces");
+    // The dataset line: how many correct traces became how many rows, and what was left out, adding up.
+    const [, traces, kept, why] = /(\d+) correct traces became (\d+) rows .*?(?:; left out: (.*))? \(done before/.exec(r.stdout)!;
+    const leftOut = [...(why ?? "").matchAll(/(?:^|, )(\d+) /g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(Number(kept) + leftOut).toBe(Number(traces));
     expect(r.stderr).not.toMatch(/generating/);
     expect(logTimes()).toEqual(before);
     expect(readFileSync(join(dir, "teacher.jsonl"), "utf8")).toBe(teacherRows);

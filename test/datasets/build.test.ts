@@ -114,7 +114,7 @@ describe("dataset build", () => {
     expect(header.language).toEqual(["en"]);
     expect(header.task_categories).toEqual(["text-generation"]);
     expect(header.tags).toEqual(expect.arrayContaining(["medical", "fhir", "ehr", "agents", "tool-calling", "sft", "medagentbench"]));
-    expect(header.pretty_name).toBe("ehr-sft-test");
+    expect(header.pretty_name).toBe("Clinical EHR agent trajectories (ehrgym, MedAgentBench tasks)");
     expect(header.dataset_info.features).toEqual(cardFeatures());
     const manifest = JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8"));
     for (const s of header.dataset_info.splits) {

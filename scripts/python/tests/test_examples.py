@@ -57,3 +57,14 @@ def test_trl_example_trains_a_step(server: ChildServer, client: Client, tmp_path
     [logged] = [h for h in trainer.state.log_history if "rewards/EhrGymEnv/mean" in h]
     assert logged["rewards/ehrgym_score/mean"] == logged["rewards/EhrGymEnv/mean"]
     assert client.health().episodes_open == 0
+
+
+def test_package_readme_snippet_scores_one(server: ChildServer) -> None:
+    """scripts/python/README.md's client snippet, run as written against the server: reward 1."""
+    readme = (ROOT / "scripts" / "python" / "README.md").read_text()
+    snippet = readme[readme.index("```python\n") + len("```python\n") :]
+    snippet = snippet[: snippet.index("```")]
+    env = {**os.environ, "EHRGYM_URL": server.url, "EHRGYM_TOKEN": TOKEN}
+    run = subprocess.run([sys.executable, "-c", snippet], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "1.0 completed"
