@@ -43,7 +43,7 @@ def ehrgym(expressions: List[str]) -> List[Tuple[bool, str]]:
     """ehrgym's answers for all expressions, from one Node child."""
     node = os.environ.get("EHRGYM_NODE", "node")
     data = "".join(json.dumps(e) + "\n" for e in expressions)
-    out = subprocess.run([node, "--import", "tsx", str(BATCH)], cwd=ROOT, input=data, capture_output=True, text=True, timeout=600,
+    out = subprocess.run([node, "--import", "tsx", str(BATCH)], cwd=ROOT, input=data, capture_output=True, text=True,
                          env={**os.environ, "TZ": "UTC"})
     assert out.returncode == 0, out.stderr
     answers = [json.loads(line) for line in out.stdout.splitlines() if line]

@@ -54,7 +54,7 @@ def python(script: str, tmp: Path, name: str, hub: ChildServer, *args: str) -> D
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
     env.update(HF_ENDPOINT=hub.url, HF_TOKEN=HF_TOKEN, HF_HOME=str(tmp / f"home-{name}"), HF_HUB_OFFLINE="0", HF_HUB_DISABLE_TELEMETRY="1", NO_PROXY="127.0.0.1,localhost")
     out = tmp / f"{name}.json"
-    r = subprocess.run([sys.executable, "-c", script, str(out), *args], env=env, capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, "-c", script, str(out), *args], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     return json.loads(out.read_text())
 
@@ -68,23 +68,22 @@ def requests(hub: ChildServer) -> list[Dict[str, Any]]:
     (the log lines arrive through a pipe, after the replies)."""
     marker = f"/marker-{len(hub.lines)}"
     try:
-        urllib.request.urlopen(hub.url + marker, timeout=10)
+        urllib.request.urlopen(hub.url + marker)
     except urllib.error.HTTPError as err:
         assert err.code == 401
-    deadline = time.monotonic() + 30
     while True:
         seen = [json.loads(line) for line in list(hub.lines)]
         paths = [q["path"] for q in seen]
         if marker in paths:
             return [q for q in seen[: paths.index(marker)] if not q["path"].startswith("/marker-")]
-        assert time.monotonic() < deadline, "the Hub's request log stopped"
+        assert hub.proc.poll() is None, "the Hub stopped"
         time.sleep(0.05)
 
 
 def test_pushed_dataset_downloads_with_huggingface_hub_and_loads_with_datasets(hub: ChildServer, tmp_path: Path) -> None:
     ds = build_expert_dataset(tmp_path, ["text", "tools"], "--split-fractions", "0.5,0.5", "--splits", "train,test")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    pushed = subprocess.run(CLI + ["dataset", "push", str(ds), "--repo", REPO, "--hub-url", hub.url], cwd=ROOT, env={**env, "HF_TOKEN": HF_TOKEN, "HF_HOME": str(tmp_path / "push-home")}, capture_output=True, text=True, timeout=600)
+    pushed = subprocess.run(CLI + ["dataset", "push", str(ds), "--repo", REPO, "--hub-url", hub.url], cwd=ROOT, env={**env, "HF_TOKEN": HF_TOKEN, "HF_HOME": str(tmp_path / "push-home")}, capture_output=True, text=True)
     assert pushed.returncode == 0, pushed.stderr
     commit = pushed.stdout.split(" in commit ")[1].split()[0]
     assert len(commit) == 40

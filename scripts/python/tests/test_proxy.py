@@ -68,13 +68,12 @@ class Nginx:
         self.log = open(self.dir / "stderr.log", "w+")
         self.proc = subprocess.Popen([exe, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), "-g", "daemon off;"], stderr=self.log, start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 20
         while True:
             try:
                 urllib.request.urlopen(self.url + "/healthz", timeout=2).read()
                 return
             except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
+                if self.proc.poll() is not None:
                     self.log.seek(0)
                     raise RuntimeError(f"nginx did not start: {self.log.read()}")
                 time.sleep(0.1)
@@ -219,8 +218,7 @@ def _holder(client: Client, episode_id: str) -> str:
 def _wait_for_unread_request(port: int) -> None:
     """Until a connection to `port` on this host holds bytes its (stopped) server has not read: the
     request nginx sent it. Read from the kernel's socket table (/proc/net/tcp: rx_queue)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    while True:
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
             for row in Path(table).read_text().splitlines()[1:]:
                 fields = row.split()
@@ -228,7 +226,6 @@ def _wait_for_unread_request(port: int) -> None:
                 if int(local.rsplit(":", 1)[1], 16) == port and state == "01" and int(queues.split(":")[1], 16) > 0:
                     return
         time.sleep(0.02)
-    raise AssertionError(f"no request reached port {port}")
 
 
 def _kill_mid_step(replica: ChildServer, step):
@@ -242,7 +239,7 @@ def _kill_mid_step(replica: ChildServer, step):
         _wait_for_unread_request(port)
         os.kill(replica.proc.pid, signal.SIGKILL)
         replica.proc.wait()
-        error = pending.exception(timeout=120)
+        error = pending.exception()
         return error if error is not None else pending.result()
 
 

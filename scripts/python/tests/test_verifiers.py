@@ -35,7 +35,7 @@ def test_vf_eval_rewards_equal_score(server: ChildServer, teacher: ChildServer, 
            "EHRGYM_URL": server.url, "MODEL_URL": teacher.url, "MODEL": "ehrgym-stand-in", "MODEL_API_KEY": "unused"}
     run = subprocess.run(
         ["bash", str(script), "--env.taskset.type", "task1", "-n", "4", "-r", "1", "-o", str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path, env=env, capture_output=True, text=True,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     [traces_file] = list(tmp_path.glob("*/traces.jsonl"))
