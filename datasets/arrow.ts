@@ -6,12 +6,11 @@ import { makeData, RecordBatch, Struct, Table, tableToIPC, vectorFromArray, type
 import { arrowSchema } from "./features.ts";
 import { HashedFile } from "./files.ts";
 import type { ManifestFile } from "./manifest.ts";
-import { rowColumns, type Column, type TrlRow } from "./schema.ts";
+import type { z } from "zod";
+import { rowColumns, TrlRow, type Column } from "./schema.ts";
 
 export const BATCH_ROWS = 1000;
 export const BATCH_BYTES = 4 << 20;
-
-const COLUMNS = rowColumns();
 
 /** A row's value as its Arrow column holds it: JSON values as their text, integers as bigint. */
 function cell(c: Column, v: unknown): unknown {
@@ -28,15 +27,21 @@ function cell(c: Column, v: unknown): unknown {
   }
 }
 
+type Row = Record<string, unknown>;
+
+/** One Arrow file of rows of `rowSchema` (the SFT row unless another config's). */
 export class ArrowStreamFile {
   private readonly file: HashedFile;
-  private readonly schema: Schema = arrowSchema();
+  private readonly schema: Schema;
+  private readonly columns: [string, Column][];
   private readonly eos: Uint8Array;
   private readonly headerBytes: number;
-  private rows: TrlRow[] = [];
+  private rows: Row[] = [];
   private pending = 0;
 
-  constructor(abs: string, rel: string) {
+  constructor(abs: string, rel: string, rowSchema: z.ZodObject = TrlRow) {
+    this.schema = arrowSchema(rowSchema);
+    this.columns = rowColumns(rowSchema);
     this.file = new HashedFile(abs, rel);
     const empty = tableToIPC(new Table(this.schema), "stream");
     this.eos = empty.subarray(empty.length - 8);
@@ -45,15 +50,15 @@ export class ArrowStreamFile {
   }
 
   /** `bytes`: the row's size as text (what a batch is cut by). */
-  add(row: TrlRow, bytes: number): void {
-    this.rows.push(row);
+  add(row: object, bytes: number): void {
+    this.rows.push(row as Row);
     this.pending += bytes;
     if (this.rows.length >= BATCH_ROWS || this.pending >= BATCH_BYTES) this.flush();
   }
 
   private flush(): void {
     if (!this.rows.length) return;
-    const children = COLUMNS.map(([name, c], i) => vectorFromArray(this.rows.map((r) => cell(c, r[name as keyof TrlRow])) as never[], this.schema.fields[i]!.type).data[0]!);
+    const children = this.columns.map(([name, c], i) => vectorFromArray(this.rows.map((r) => cell(c, r[name])) as never[], this.schema.fields[i]!.type).data[0]!);
     const batch = new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: this.rows.length, nullCount: 0, children }));
     const bytes = tableToIPC(new Table([batch]), "stream");
     this.file.write(bytes.subarray(this.headerBytes, bytes.length - 8), this.rows.length);

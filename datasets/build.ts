@@ -6,20 +6,21 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rea
 import { dirname, join, resolve, sep } from "node:path";
 import { z } from "zod";
 import { EHRGYM_VERSION, EpisodeRow } from "../rollout/index.ts";
-import { ArrowStreamFile } from "./arrow.ts";
-import { renderCard, type CardSplit } from "./card.ts";
+import { renderCard, type CardConfig, type CardSplit } from "./card.ts";
 import type { Keep } from "./checks.ts";
 import { toOpenAiRecord, toTrlRow, type ReasoningRule } from "./convert.ts";
 import { HeldOut, heldOutRecord, readExcludeFile, sha256 } from "./exclude.ts";
-import { HashedFile, shardName } from "./files.ts";
+import { HashedFile } from "./files.ts";
 import { DatasetError, MANIFEST, type Manifest, type ManifestFile } from "./manifest.ts";
 import { makePlan, type SplitSpec } from "./plan.ts";
+import { PREFERENCE_FORMATS, writePreferenceConfigs, type PreferenceFormat } from "./preference-configs.ts";
 import { scan, type Entry } from "./scan.ts";
-import type { TrlRow } from "./schema.ts";
+import { TrlRow } from "./schema.ts";
+import { writeSplit } from "./shards.ts";
 import { TokensWriter, type TokensCard } from "./tokens.ts";
 import { writeFolderAtomic } from "../env/util/index.ts";
 
-export type Format = "trl" | "openai" | "arrow" | "tokens";
+export type Format = "trl" | "openai" | "arrow" | "tokens" | PreferenceFormat;
 
 export interface BuildOptions {
   inputs: string[];
@@ -27,6 +28,8 @@ export interface BuildOptions {
   keep: Keep;
   minReward?: number;
   maxPerTask?: number;
+  /** Formats dpo and kto: at most this many pairs (dpo), correct and failed rows (kto) per task prompt (default 4). */
+  pairsPerTask?: number;
   dedupe: boolean;
   splits: SplitSpec[];
   seed: number;
@@ -123,13 +126,15 @@ class RowReader {
 
 async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void) {
   const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
-  const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources) };
+  const preferences = o.formats.filter((f): f is PreferenceFormat => (PREFERENCE_FORMATS as readonly string[]).includes(f));
+  const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources), preferences: preferences.length > 0 };
   const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)), o.signal);
   for (const line of s.badExamples) log(`skipped ${line}`);
   if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
   const reader = new RowReader(o.inputs, o.reasoning);
   try {
-    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, (e) => Buffer.from(JSON.stringify(reader.row(e))));
+    const content = (e: Entry) => Buffer.from(JSON.stringify(reader.row(e)));
+    const plan = makePlan(s.entries, { dedupe: o.dedupe, ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}), splits: o.splits, seed: o.seed }, content);
     const kept = plan.splits.reduce((n, sp) => n + sp.entries.length, 0);
     if (kept === 0) {
       const dropped = [
@@ -153,43 +158,45 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     let example: TrlRow | undefined;
     let written = 0;
     const tokensCard: TokensCard | undefined = o.formats.includes("tokens") ? { splits: [], skipped: 0, reasons: [] } : undefined;
+    let rowsOut = 0;
+    // Writing is synchronous: let a signal handler run now and then.
+    const checkStop = async () => {
+      if (o.signal && ++rowsOut % 64 === 0) {
+        await new Promise(setImmediate);
+        o.signal.throwIfAborted();
+      }
+    };
+    const step = async () => {
+      o.progress?.("write", ++written, kept);
+      await checkStop();
+    };
     for (const sp of plan.splits) {
       if (!sp.entries.length) continue;
-      const cs: CardSplit = { name: sp.name, rows: sp.entries.length, jsonl: { files: [], bytes: 0 }, ...(o.formats.includes("arrow") ? { arrow: { files: [], bytes: 0 } } : {}) };
       const openai = o.formats.includes("openai") ? new HashedFile(join(dir, "openai", `${sp.name}.jsonl`), `openai/${sp.name}.jsonl`) : undefined;
       const tokens = tokensCard && new TokensWriter(dir, sp.name, sp.entries.length, o.shardRows, tokensCard);
-      const shards = Math.ceil(sp.entries.length / o.shardRows);
-      for (let shard = 0; shard < shards; shard++) {
-        const name = shardName(sp.name, shard, shards);
-        const jsonl = new HashedFile(join(dir, "data", `${name}.jsonl`), `data/${name}.jsonl`);
-        const arrow = o.formats.includes("arrow") ? new ArrowStreamFile(join(dir, "data", `${name}.arrow`), `data/${name}.arrow`) : undefined;
-        for (const e of sp.entries.slice(shard * o.shardRows, (shard + 1) * o.shardRows)) {
+      const w = await writeSplit(dir, "data", sp.name, sp.entries, {
+        schema: TrlRow,
+        arrow: o.formats.includes("arrow"),
+        shardRows: o.shardRows,
+        row: (e) => {
           const episode = reader.episode(e);
           const row = toTrlRow(episode, o.reasoning ?? "drop");
           tokens?.add(episode, row);
+          return row;
+        },
+        each: async (row) => {
           example ??= row;
-          o.progress?.("write", ++written, kept);
-          // Pass 2 is synchronous: let a signal handler run now and then.
-          if (o.signal && written % 64 === 0) {
-            await new Promise(setImmediate);
-            o.signal.throwIfAborted();
-          }
-          const line = `${JSON.stringify(row)}\n`;
-          jsonl.write(line, 1);
-          arrow?.add(row, line.length);
+          await step();
           if (openai) {
             const record = toOpenAiRecord(row);
             if (record) openai.write(`${JSON.stringify(record)}\n`, 1);
             else openaiSkipped++;
           }
-        }
-        for (const [entry, list] of [[jsonl.close(), cs.jsonl], ...(arrow && cs.arrow ? [[arrow.close(), cs.arrow] as const] : [])] as const) {
-          files.push(entry);
-          list.files.push(entry.path);
-          list.bytes += entry.bytes;
-        }
-      }
+        },
+      });
+      files.push(...w.files);
       if (tokens) files.push(...tokens.close());
+      const cs: CardSplit = w.split;
       if (openai) {
         const entry = openai.close();
         files.push(entry);
@@ -202,6 +209,24 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       if (rows === 0) throw new DatasetError(`--format tokens: none of the ${kept} kept trajectories has a token sequence (${tokensCard.reasons[0] ?? "no captured tokens"}); roll out with --capture tokens against a vLLM-compatible endpoint`);
       log(`tokens: ${rows} trajectories${tokensCard.skipped ? `, ${tokensCard.skipped} without a token sequence (first: ${tokensCard.reasons[0]})` : ""}`);
     }
+    const prefs = preferences.length
+      ? await writePreferenceConfigs(dir, {
+          formats: preferences,
+          plan,
+          failed: s.failed,
+          content,
+          read: (e) => reader.row(e),
+          dedupe: o.dedupe,
+          perTask: o.pairsPerTask ?? 4,
+          splits: o.splits,
+          seed: o.seed,
+          arrow: o.formats.includes("arrow"),
+          shardRows: o.shardRows,
+          each: checkStop,
+          log,
+        })
+      : undefined;
+    if (prefs) files.push(...prefs.files);
     o.inputs.forEach((path, i) => {
       const now = statSync(path);
       if (now.size !== stamps[i]!.size || now.mtimeMs !== stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
@@ -218,7 +243,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
         counts.set(key, c);
       }
     });
-    const usedSources = [...new Set(finalEntries.map((e) => e.src))].map((i) => s.sources[i]!);
+    const usedSources = [...new Set([...finalEntries, ...(prefs?.entries ?? [])].map((e) => e.src))].sort((a, b) => a - b).map((i) => s.sources[i]!);
     const heldOut = heldOutRecord(sources);
     const options = {
       keep: o.keep,
@@ -230,6 +255,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       formats: o.formats,
       shard_rows: o.shardRows,
       reasoning: o.reasoning ?? "drop",
+      ...(preferences.length ? { pairs_per_task: o.pairsPerTask ?? 4 } : {}),
     };
     const stats = {
       rows_read: s.valid + s.bad,
@@ -246,6 +272,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       capped: plan.capped,
       kept: finalEntries.length,
       openai_untrainable: openaiSkipped,
+      ...(prefs ? { failed_excluded: s.failedExcluded, ...prefs.stats } : {}),
     };
     const card = renderCard({
       name: o.name,
@@ -264,6 +291,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       patientSources: [...new Set(finalEntries.map((e) => e.patientSource))].sort(),
       seeds: metaSeeds(o.inputs),
       ...(tokensCard ? { tokens: tokensCard } : {}),
+      configs: prefs?.configs ?? [],
       ...(example ? { example } : {}),
     });
     const cardBytes = Buffer.from(card);
@@ -279,6 +307,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       inputs: s.inputs,
       held_out: heldOut,
       splits: nonEmpty.map((sp) => ({ name: sp.name, rows: sp.entries.length })),
+      ...(prefs ? { configs: prefs.configs.map((c) => ({ name: c.name, splits: c.splits.map((sp) => ({ name: sp.name, rows: sp.rows })) })) } : {}),
       counts: stats,
       files,
     };

@@ -2,19 +2,23 @@
 // came from, counts, decontamination, an example and how to load it. Nothing in it depends on
 // input file names or build time, so the same rows give the same card.
 import { stringify } from "yaml";
+import type { z } from "zod";
 import { cardFeatures } from "./features.ts";
 import type { HeldOutRecord } from "./exclude.ts";
 import { renderChat } from "./render.ts";
 import type { SourceInfo } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
+import type { SplitFiles } from "./shards.ts";
 import { tokensCardParts, type TokensCard } from "./tokens.ts";
 
-export interface CardSplit {
+export type CardSplit = SplitFiles;
+
+/** A config beside the default (SFT) one: a preference format, its files in the folder of its name. */
+export interface CardConfig {
   name: string;
-  rows: number;
-  jsonl: { files: string[]; bytes: number };
-  arrow?: { files: string[]; bytes: number };
-  openai?: string;
+  folder: string;
+  schema: z.ZodObject;
+  splits: CardSplit[];
 }
 
 export interface CardInput {
@@ -30,7 +34,7 @@ export interface CardInput {
   passByModel: [string, { n: number; correct: number }][];
   stats: Record<string, number>;
   /** The build's options as manifest.json records them. */
-  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string };
+  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string; pairs_per_task?: number };
   heldOut: HeldOutRecord;
   excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
@@ -39,6 +43,8 @@ export interface CardInput {
   seeds: number[];
   example?: TrlRow;
   tokens?: TokensCard;
+  /** Preference configs (formats dpo, kto) beside the default one. */
+  configs?: CardConfig[];
 }
 
 const SIZE_CATEGORIES: [below: number, name: string][] = [[1e3, "n<1K"], [1e4, "1K<n<10K"], [1e5, "10K<n<100K"], [1e6, "100K<n<1M"], [1e7, "1M<n<10M"]];
@@ -53,30 +59,45 @@ function table(head: string[], rows: (string | number)[][]): string {
   return [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.map((c) => (typeof c === "number" ? num(c) : c)).join(" | ")} |`)].join("\n");
 }
 
+const bytesOf = (s: CardSplit) => s.arrow?.bytes ?? s.jsonl.bytes;
+
 export function cardHeader(c: CardInput): Record<string, unknown> {
   const total = c.splits.reduce((n, s) => n + s.rows, 0);
-  // One config: `datasets` loads a repository with one builder, chosen from the default config's files,
-  // so a second config in another format would be read with the wrong one. The Arrow files are it when
-  // built (exact: its JSON loader re-encodes Json features with ujson, which rounds floats); the JSONL
-  // files beside them hold the same rows for readers of plain JSON lines.
-  const ext = c.splits.every((s) => s.arrow) ? "arrow" : "jsonl";
-  const configs: Record<string, unknown>[] = [{ config_name: "default", default: true, data_files: c.splits.map((s) => ({ split: s.name, path: `data/${s.name}-*.${ext}` })) }];
+  // `datasets` loads a repository with one builder, chosen from the default config's files, so every
+  // config is in the default's file format: the Arrow files when built (exact: its JSON loader
+  // re-encodes Json features with ujson, which rounds floats); the JSONL files beside them hold the
+  // same rows for readers of plain JSON lines.
+  //
+  // The files are named one by one, never by a glob: `datasets` keys its cache of a local folder on the
+  // card's configs and dataset_info, so with globs a rebuild whose files keep their sizes (rows
+  // differing in same-length values) would be read from the previous build's cache. Shard names
+  // carry a hash of their content (shards.ts), so new rows always mean a new card.
+  const arrow = c.splits.every((s) => s.arrow);
+  const extra = c.configs ?? [];
+  const dataFiles = (splits: CardSplit[]) => splits.map((s) => ({ split: s.name, path: arrow ? s.arrow!.files : s.jsonl.files }));
+  const configs: Record<string, unknown>[] = [
+    { config_name: "default", default: true, data_files: dataFiles(c.splits) },
+    ...extra.map((x) => ({ config_name: x.name, data_files: dataFiles(x.splits) })),
+  ];
   const tokens = c.tokens && tokensCardParts(c.tokens);
   if (tokens) configs.push(tokens.config);
+  const info = (features: unknown, splits: CardSplit[]) => ({
+    features,
+    splits: splits.map((s) => ({ name: s.name, num_bytes: bytesOf(s), num_examples: s.rows })),
+    download_size: splits.reduce((n, s) => n + bytesOf(s), 0),
+    dataset_size: splits.reduce((n, s) => n + bytesOf(s), 0),
+  });
+  const tags = ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", ...extra.map((x) => x.name), "medagentbench"];
   return {
     license: c.license,
     language: ["en"],
     task_categories: ["text-generation"],
-    tags: ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", "medagentbench"],
+    tags,
     size_categories: [sizeCategory(total)],
     pretty_name: "Clinical EHR agent trajectories (ehrgym, MedAgentBench tasks)",
     configs,
-    dataset_info: withConfigs(tokens && [tokens.info], {
-      features: cardFeatures(),
-      splits: c.splits.map((s) => ({ name: s.name, num_bytes: s.arrow?.bytes ?? s.jsonl.bytes, num_examples: s.rows })),
-      download_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
-      dataset_size: c.splits.reduce((n, s) => n + (s.arrow?.bytes ?? s.jsonl.bytes), 0),
-    }),
+    // one config: its info as a mapping; several: a list naming each config, as the Hub writes it
+    dataset_info: withConfigs([...extra.map((x) => ({ config_name: x.name, ...info(cardFeatures(x.schema), x.splits) })), ...(tokens ? [tokens.info] : [])], info(cardFeatures(), c.splits)),
   };
 }
 
@@ -173,6 +194,7 @@ export function renderCard(c: CardInput): string {
     "Representation: `messages` and `tools` are `datasets` `Json` features (Arrow `arrow.json` text), so `load_dataset` gives each message as a plain dict and each tool call's `arguments` as a dict, the form transformers' chat templates take: Qwen2.5, Qwen3, Llama 3.1 and TRL's templates print them as a JSON object, the others shipped in `trl` parameter by parameter in their own syntax, never as a quoted string (tested with every template in `trl` that renders tool calls; Llama 3.1/3.2 take one tool call per turn and say so on rows whose turns call several; DeepSeek-V3's original template joins `arguments` as text: use TRL's `deepseekv3_training` template, which applies `tojson`, and give tool-call turns `content: \"\"`, since it tests `content is none` after transformers has dropped keys whose value is None). `datasets` decodes Json features with pandas' ujson, which can change a float in its last binary digit (1.36 -> 1.3599999999999999); `data/*.jsonl` holds the exact values. The openai format keeps OpenAI's own form: `arguments` as JSON strings.",
     reasoningRule,
     ...(c.example ? ["### Example (first training row)", "```text", renderChat(c.example, 400), "```"] : []),
+    ...preferenceSection(c),
     `## How to load`,
     "```python",
     "from datasets import load_dataset",
@@ -191,4 +213,37 @@ export function renderCard(c: CardInput): string {
     `${c.license}. ${patients}`,
   ];
   return `---\n${stringify(cardHeader(c), { lineWidth: 0 })}---\n\n${body.join("\n\n")}\n`;
+}
+
+const FAILED = "failed trajectories of the same task prompt (reward 0, ended by the model: a wrong answer, an invalid action, the round or context limit; never an endpoint or environment error)";
+
+/** The card's section on the dpo and kto configs: how rows were chosen and paired, counts, loading. */
+function preferenceSection(c: CardInput): string[] {
+  const configs = c.configs ?? [];
+  if (!configs.length) return [];
+  const st = c.stats;
+  const p = c.options.pairs_per_task ?? 0;
+  const rule = c.options.keep === "all" ? "the correct (reward 1) trajectories read" : `the correct trajectories the rule above keeps (\`--keep ${c.options.keep}\`, before \`--max-per-task\`)`;
+  const out = [
+    "## Preference configs",
+    `Built from ${rule}, ${num(st.pref_correct ?? 0)} episodes, and the ${FAILED}, ${num(st.pref_failed ?? 0)} episodes after the same duplicate rules${st.failed_excluded ? ` (${num(st.failed_excluded)} failed episodes of held-out patients or tasks were removed, as above)` : ""}. A task prompt is a task with the same first messages and tool list (one task in the text and the tool protocol is two prompts). ${num(st.pairable_prompts ?? 0)} task prompts have both correct and failed episodes, ${num(st.only_correct_prompts ?? 0)} only correct ones, ${num(st.only_failed_prompts ?? 0)} only failed ones. Splits: every patient is in the split the default config puts it in (patients found only here are placed the same seeded way), so no patient crosses splits in any config.`,
+  ];
+  if (configs.some((x) => x.name === "dpo"))
+    out.push(
+      `**\`dpo\`** (${num(st.dpo_pairs ?? 0)} pairs): TRL \`DPOTrainer\`'s conversational preference rows, \`prompt\`, \`chosen\`, \`rejected\` (lists of messages) and \`tools\`. Per task prompt, the correct episodes and the failed ones are each sorted by (sample, id); pair k joins correct k mod C with failed k mod F, for k below min(${p}, max(C, F)) (\`--pairs-per-task ${p}\`): every episode is used once before any is used twice, two episodes with the same assistant turns never pair, ${num(st.pairs_capped ?? 0)} pairs were left out by the cap. \`prompt\` holds the messages both trajectories share, up to the first assistant turn where they part; \`chosen\` and \`rejected\` run from there to each trajectory's last assistant turn (the environment's reply to the final call is left out). The environment's replies between the model's turns are part of the completions, and DPOTrainer sums log-probabilities over every completion token, theirs included. \`chosen_id\` and \`rejected_id\` are the episodes' ids (their rows' \`id\` in the default config, when kept there).`,
+    );
+  if (configs.some((x) => x.name === "kto"))
+    out.push(
+      `**\`kto\`** (${num(st.kto_desirable ?? 0)} desirable, ${num(st.kto_undesirable ?? 0)} undesirable): TRL \`KTOTrainer\`'s unpaired conversational rows, \`prompt\` (the messages before the first assistant turn), \`completion\` (to the last assistant turn), boolean \`label\` (true: reward 1) and \`tools\`: per task prompt the first ${p} correct and the first ${p} failed episodes by (sample, id) (${num(st.kto_capped ?? 0)} left out by the cap). TRL recommends weighting the two kinds so that desirable_weight x desirable rows / (undesirable_weight x undesirable rows) lies between 1 and 4/3 (\`KTOConfig(desirable_weight=..., undesirable_weight=...)\`).`,
+    );
+  out.push(
+    table(["config", "split", "rows", "files"], configs.flatMap((x) => x.splits.map((s) => [x.name, s.name, s.rows, [...s.jsonl.files, ...(s.arrow?.files ?? [])].map((f) => `\`${f}\``).join(" ")]))),
+    "```python",
+    "from datasets import load_dataset",
+    ...configs.map((x) => `${x.name} = load_dataset("<user>/${c.name}", "${x.name}", split="train")`),
+    ...(configs.some((x) => x.name === "dpo") ? ["from trl import DPOConfig, DPOTrainer", 'DPOTrainer(model="Qwen/Qwen2.5-7B-Instruct", args=DPOConfig(), train_dataset=dpo).train()'] : []),
+    ...(configs.some((x) => x.name === "kto") ? ["from trl import KTOConfig, KTOTrainer", 'KTOTrainer(model="Qwen/Qwen2.5-7B-Instruct", args=KTOConfig(), train_dataset=kto).train()'] : []),
+    "```",
+  );
+  return out;
 }

@@ -2,8 +2,9 @@
 // `datasets` features under the `huggingface` metadata key) and the card's dataset_info.features.
 // A JSON value is Utf8 text tagged with Arrow's canonical `arrow.json` extension, which is how
 // pyarrow stores `datasets`' Json feature.
-import { Field, Float64, Int64, List, Schema, Utf8, type DataType } from "apache-arrow";
-import { rowColumns, type Column } from "./schema.ts";
+import { Bool, Field, Float64, Int64, List, Schema, Utf8, type DataType } from "apache-arrow";
+import type { z } from "zod";
+import { rowColumns, TrlRow, type Column } from "./schema.ts";
 
 const JSON_EXTENSION = new Map([
   ["ARROW:extension:name", "arrow.json"],
@@ -23,6 +24,8 @@ function arrowType(c: Column): DataType {
       return new Int64();
     case "float64":
       return new Float64();
+    case "bool":
+      return new Bool();
     case "list":
       return new List(arrowField("item", c.item));
   }
@@ -34,6 +37,7 @@ export function hfFeature(c: Column): unknown {
     case "string":
     case "int64":
     case "float64":
+    case "bool":
       return { dtype: c.kind, _type: "Value" };
     case "json":
       return { _type: "Json" };
@@ -42,8 +46,8 @@ export function hfFeature(c: Column): unknown {
   }
 }
 
-export function hfFeatures(): Record<string, unknown> {
-  return Object.fromEntries(rowColumns().map(([name, c]) => [name, hfFeature(c)]));
+export function hfFeatures(schema: z.ZodObject = TrlRow): Record<string, unknown> {
+  return Object.fromEntries(rowColumns(schema).map(([name, c]) => [name, hfFeature(c)]));
 }
 
 /** Card YAML form (`dataset_info.features`), as `Features._to_yaml_list()` writes it. */
@@ -51,14 +55,14 @@ function cardFeature(name: string, c: Column): Record<string, unknown> {
   return c.kind === "list" ? { name, list: c.item.kind } : { name, dtype: c.kind };
 }
 
-export function cardFeatures(): Record<string, unknown>[] {
-  return rowColumns().map(([name, c]) => cardFeature(name, c));
+export function cardFeatures(schema: z.ZodObject = TrlRow): Record<string, unknown>[] {
+  return rowColumns(schema).map(([name, c]) => cardFeature(name, c));
 }
 
 /** Every column nullable, as pyarrow and `datasets` make them; the zod schema decides what may be null. */
-export function arrowSchema(): Schema {
+export function arrowSchema(schema: z.ZodObject = TrlRow): Schema {
   return new Schema(
-    rowColumns().map(([name, c]) => arrowField(name, c)),
-    new Map([["huggingface", JSON.stringify({ info: { features: hfFeatures() } })]]),
+    rowColumns(schema).map(([name, c]) => arrowField(name, c)),
+    new Map([["huggingface", JSON.stringify({ info: { features: hfFeatures(schema) } })]]),
   );
 }

@@ -1,5 +1,7 @@
 // datasets: SFT datasets from rollout rows (DATASETS.md): build, inspect, validate, check, push.
 export { TrlRow, rowColumns } from "./schema.ts";
+export { DpoRow } from "./dpo.ts";
+export { KtoRow } from "./kto.ts";
 export { hfFeatures, cardFeatures } from "./features.ts";
 export { toolCallProblems, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, type Keep } from "./checks.ts";
 export { buildDataset, type BuildOptions, type BuildResult, type BuildStage, type Format } from "./build.ts";

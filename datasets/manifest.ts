@@ -26,6 +26,8 @@ export const Manifest = z.strictObject({
     task_sha256: z.array(Sha),
   }),
   splits: z.array(z.strictObject({ name: z.string(), rows: z.int().min(0) })),
+  /** Configs beside the default one (e.g. formats dpo, kto), each in the folder of its name. */
+  configs: z.array(z.strictObject({ name: z.string().regex(/^[a-z]+$/), splits: z.array(z.strictObject({ name: z.string(), rows: z.int().min(0) })) })).optional(),
   counts: z.record(z.string(), z.int().min(0)),
   files: z.array(ManifestFile),
 });

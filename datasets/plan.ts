@@ -16,11 +16,11 @@ const byId = (a: Entry, b: Entry) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
 /**
- * The splits' rows, and how many were dropped: `duplicates` (another row had the same id: the same
- * episode given twice), `deduped` (--dedupe), `capped` (--max-per-task). `content` reads a row's
+ * The rows left once an episode given twice counts once (`duplicates`: another row had the same id)
+ * and, with --dedupe, once per task and assistant turns (`deduped`). `content` reads a row's
  * converted line (only asked for when two rows share an id).
  */
-export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Buffer) {
+export function uniqueEntries(all: Entry[], dedupe: boolean, content: (e: Entry) => Buffer) {
   const sorted = [...all].sort(byId);
   let entries: Entry[] = [];
   let duplicates = 0;
@@ -39,7 +39,7 @@ export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Bu
   }
 
   let deduped = 0;
-  if (o.dedupe) {
+  if (dedupe) {
     const seen = new Set<string>();
     entries = entries.filter((e) => {
       const key = `${e.task}\u0000${e.ahash}`;
@@ -48,6 +48,48 @@ export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Bu
       return true;
     });
   }
+  return { entries, duplicates, deduped };
+}
+
+/** Rows of one patient go to one split; rows without an MRN are grouped by task. */
+export const splitGroup = (e: Pick<Entry, "patient" | "task">) => (e.patient ? `p\u0000${e.patient}` : `t\u0000${e.task}`);
+
+/**
+ * Patient-disjoint splits: groups in a seeded pseudo-random order, each given whole to the split
+ * furthest below its share. `fixed` holds groups already placed (their rows count toward the
+ * shares, from `counts`): a preference config puts a patient where the SFT rows put it.
+ */
+export function assignSplits(
+  groups: Map<string, number>,
+  splits: readonly SplitSpec[],
+  seed: number,
+  fixed: ReadonlyMap<string, number> = new Map(),
+  counts: readonly number[] = splits.map(() => 0),
+): Map<string, number> {
+  const out = new Map(fixed);
+  const fresh = [...groups.entries()]
+    .filter(([key]) => !fixed.has(key))
+    .map(([key, rows]) => ({ key, rows, order: sha(`${seed}\u0000${key}`) }))
+    .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+  const n = [...counts];
+  const total = n.reduce((a, b) => a + b, 0) + fresh.reduce((a, g) => a + g.rows, 0);
+  const target = splits.map((s) => s.fraction * total);
+  for (const g of fresh) {
+    let best = 0;
+    for (let i = 1; i < splits.length; i++) if (target[i]! - n[i]! > target[best]! - n[best]!) best = i;
+    n[best]! += g.rows;
+    out.set(g.key, best);
+  }
+  return out;
+}
+
+/**
+ * The splits' rows, and how many were dropped: `duplicates` and `deduped` (uniqueEntries),
+ * `capped` (--max-per-task). `splitOf` maps each group (splitGroup) to its split's index.
+ */
+export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Buffer) {
+  const unique = uniqueEntries(all, o.dedupe, content);
+  let entries = unique.entries;
 
   let capped = 0;
   if (o.maxPerTask !== undefined) {
@@ -60,18 +102,11 @@ export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Bu
     entries = kept;
   }
 
-  // Patient-disjoint splits: patients in a seeded pseudo-random order, each given whole to the
-  // split furthest below its share. Rows without an MRN are grouped by task instead.
-  const groups = [...groupBy(entries, (e) => (e.patient ? `p\u0000${e.patient}` : `t\u0000${e.task}`)).entries()]
-    .map(([key, rows]) => ({ order: sha(`${o.seed}\u0000${key}`), rows }))
-    .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
-  const total = entries.length;
-  const out = o.splits.map((s) => ({ name: s.name, target: s.fraction * total, entries: [] as Entry[] }));
-  for (const g of groups) {
-    let best = out[0]!;
-    for (const s of out) if (s.target - s.entries.length > best.target - best.entries.length) best = s;
-    best.entries.push(...g.rows);
-  }
+  const sizes = new Map<string, number>();
+  for (const e of entries) sizes.set(splitGroup(e), (sizes.get(splitGroup(e)) ?? 0) + 1);
+  const splitOf = assignSplits(sizes, o.splits, o.seed);
+  const out = o.splits.map((s) => ({ name: s.name, entries: [] as Entry[] }));
+  for (const e of entries) out[splitOf.get(splitGroup(e))!]!.entries.push(e);
   for (const s of out) s.entries.sort(byId);
-  return { splits: out.map(({ name, entries }) => ({ name, entries })), duplicates, deduped, capped };
+  return { splits: out, duplicates: unique.duplicates, deduped: unique.deduped, capped, splitOf, unique: unique.entries };
 }

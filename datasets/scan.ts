@@ -9,6 +9,8 @@ import { invalidTurns } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
 import type { HeldOut } from "./exclude.ts";
 import type { Manifest } from "./manifest.ts";
+import { isModelFailure } from "./preference.ts";
+import type { TrlRow } from "./schema.ts";
 import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
@@ -17,8 +19,12 @@ export interface Entry {
   task: string;
   sample: number;
   patient: string;
-  /** Assistant turns' hash (with --dedupe). */
+  /** Assistant turns' hash (--dedupe; a preference pair never pairs two equal ones). */
   ahash: string;
+  /** Hash of what a preference pair must share: the task, the messages before the first assistant turn, the tools. */
+  phash: string;
+  reward: number;
+  status: string;
   /** The row's line: index into the inputs, byte offset and length (no newline). */
   file: number;
   off: number;
@@ -42,12 +48,21 @@ const sourceOf = (row: EpisodeRow) => ({
 });
 export type SourceInfo = ReturnType<typeof sourceOf>;
 
-type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut };
+type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut; preferences: boolean };
+
+export const promptHash = (trl: TrlRow) => {
+  const first = trl.messages.findIndex((m) => m.role === "assistant");
+  return createHash("sha256").update(canonicalJson([trl.suite, trl.task_id, trl.messages.slice(0, first), trl.tools])).digest("hex");
+};
 
 /** `progress`: bytes read of all inputs, against their total size. */
 export async function scan(paths: readonly string[], filter: RowFilter, progress?: (done: number, total: number) => void, signal?: AbortSignal) {
   const r = {
     entries: [] as Entry[],
+    /** With preference formats: failed episodes the keep rule left out (the rejected / undesirable side). */
+    failed: [] as Entry[],
+    /** Failed episodes left out of the preference side for touching the held-out set. */
+    failedExcluded: 0,
     sources: [] as SourceInfo[],
     inputs: [] as Manifest["inputs"],
     /** Schema-valid rows seen, and those with reward 1 (the teacher's pass rate), per model. */
@@ -115,16 +130,22 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
       if (row.reward === 1) p.correct++;
       r.passByModel.set(row.policy.model, p);
 
+      let list = r.entries;
       if ((filter.keep !== "all" && row.reward !== 1) || (filter.minReward !== undefined && row.reward < filter.minReward)) {
         r.filtered++;
-        continue;
+        if (!filter.preferences || !isModelFailure(row)) continue;
+        list = r.failed;
       }
       const trl = toTrlRow(row);
-      if (filter.keep === "clean" && invalidTurns(trl).length) {
+      if (list === r.entries && filter.keep === "clean" && invalidTurns(trl).length) {
         r.unclean++;
         continue;
       }
       const held = filter.heldOut.hit(trl);
+      if (held && list === r.failed) {
+        r.failedExcluded++;
+        continue;
+      }
       if (held) {
         r.excluded++;
         r.excludedBy[held.startsWith("evaluation task") ? "task" : held.startsWith("held-out patient") ? "patient" : "instruction"]++;
@@ -139,12 +160,15 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
         sourceIndex.set(key, src);
         r.sources.push(source);
       }
-      r.entries.push({
+      list.push({
         id: rowId(row),
         task: `${row.suite}\u0000${row.task_id}`,
         sample: row.sample,
         patient: trl.patient,
-        ahash: filter.dedupe ? assistantHash(row.messages) : "",
+        ahash: filter.dedupe || filter.preferences ? assistantHash(row.messages) : "",
+        phash: filter.preferences ? promptHash(trl) : "",
+        reward: row.reward,
+        status: row.status,
         file,
         off: line.offset,
         len: line.bytes.length,

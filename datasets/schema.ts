@@ -62,7 +62,7 @@ export type TrlRow = z.infer<typeof TrlRow>;
 
 /** The column tree the Arrow schema and both feature descriptions are made from. */
 export type Column =
-  | { kind: "string" | "int64" | "float64" | "json"; nullable: boolean }
+  | { kind: "string" | "int64" | "float64" | "bool" | "json"; nullable: boolean }
   | { kind: "list"; nullable: boolean; item: Column };
 
 type JsonSchema = { type?: string | string[]; anyOf?: JsonSchema[]; items?: JsonSchema; [JSON_VALUE]?: boolean };
@@ -83,6 +83,8 @@ function columnOf(s: JsonSchema, where: string): Column {
       return { kind: "int64", nullable: false };
     case "number":
       return { kind: "float64", nullable: false };
+    case "boolean":
+      return { kind: "bool", nullable: false };
     case "array":
       return { kind: "list", nullable: false, item: columnOf(s.items ?? {}, `${where}[]`) };
     default:
@@ -90,7 +92,7 @@ function columnOf(s: JsonSchema, where: string): Column {
   }
 }
 
-/** The row's top-level columns, in the schema's key order. */
+/** A row's top-level columns, in the schema's key order (the SFT row unless another config's schema is given). */
 export function rowColumns(schema: z.ZodObject = TrlRow): [string, Column][] {
   const root = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as { properties: Record<string, JsonSchema> };
   return Object.entries(root.properties).map(([k, v]) => [k, columnOf(v, `row.${k}`)]);

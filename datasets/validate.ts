@@ -6,14 +6,20 @@ import { createReadStream, existsSync, readdirSync, readFileSync } from "node:fs
 import { join, relative, sep } from "node:path";
 import { RecordBatchReader } from "apache-arrow";
 import { parse } from "yaml";
-import { openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
+import { invalidTurns, openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
+import { firstIssue } from "../env/util/index.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
 import { defaultInfo } from "./card.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
 import { DatasetError, fileProblems, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
+import { DpoRow, dpoRowProblems } from "./dpo.ts";
+import { KtoRow, ktoRowProblems } from "./kto.ts";
+import { PREFERENCE_SCHEMAS, type PreferenceFormat } from "./preference-configs.ts";
 import { TrlRow } from "./schema.ts";
 import { validateTokens } from "./tokens-validate.ts";
+import { SHARD_FILE } from "./shards.ts";
+import type { RowForHeldOut } from "./exclude.ts";
 
 const MAX_PROBLEMS = 50;
 
@@ -40,6 +46,51 @@ async function* jsonLines(abs: string, path: string, problem: (p: string) => voi
   }
 }
 
+type Checked = { problems: string[]; row?: RowForHeldOut & { id: string } };
+
+const schemaOfFolder = (folder: string) => (folder in PREFERENCE_SCHEMAS ? PREFERENCE_SCHEMAS[folder as PreferenceFormat] : TrlRow);
+
+/** Turns a --keep clean dataset must not train on: the invalid actions among `trained` messages. */
+function cleanProblems(keep: Keep, side: string, row: { protocol: "text" | "tools"; tools: readonly unknown[] | null }, trained: DpoRow["prompt"]): string[] {
+  if (keep !== "clean") return [];
+  return invalidTurns({ messages: trained, protocol: row.protocol, tools: row.tools }).map((t) => `${side}[${t.index}]: invalid action in a --keep clean dataset: ${t.why}`);
+}
+
+/** The line checks of each config, and what the cross-row checks need of a row (id, patient, its messages for decontamination). */
+function configChecks(name: string): ((json: unknown, keep: Keep) => Checked) | undefined {
+  switch (name) {
+    case "default":
+      return (json, keep) => {
+        const parsed = TrlRow.safeParse(json);
+        return { problems: trlLineProblems(json, keep), ...(parsed.success ? { row: parsed.data } : {}) };
+      };
+    case "dpo":
+      return (json, keep) => {
+        const parsed = DpoRow.safeParse(json);
+        if (!parsed.success) return { problems: [`field ${firstIssue(parsed.error, "(row)")}`] };
+        const row = parsed.data;
+        const chosen = [...row.prompt, ...row.chosen];
+        return {
+          problems: [...dpoRowProblems(row), ...cleanProblems(keep, "chosen", row, chosen).map((p) => p.replace(/^chosen\[(\d+)\]/, (_, i: string) => `chosen[${Number(i) - row.prompt.length}]`))],
+          row: { ...row, messages: [...chosen, ...row.rejected] },
+        };
+      };
+    case "kto":
+      return (json, keep) => {
+        const parsed = KtoRow.safeParse(json);
+        if (!parsed.success) return { problems: [`field ${firstIssue(parsed.error, "(row)")}`] };
+        const row = parsed.data;
+        const messages = [...row.prompt, ...row.completion];
+        return {
+          problems: [...ktoRowProblems(row), ...(row.label ? cleanProblems(keep, "completion", row, messages).map((p) => p.replace(/^completion\[(\d+)\]/, (_, i: string) => `completion[${Number(i) - row.prompt.length}]`)) : [])],
+          row: { ...row, messages },
+        };
+      };
+    default:
+      return undefined;
+  }
+}
+
 /** The folder's problems (the first 50), and how many rows and files it holds. */
 export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[]; tokenizer?: string } = {}) {
   const problems: string[] = [];
@@ -57,42 +108,49 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   const heldOut = new HeldOut((opts.excludeMrnsFrom ?? []).map(readExcludeFile), manifest.held_out);
   const keep = manifest.build.options.keep;
 
-  // rows: schema, row checks, unique ids, patient-disjoint splits, decontamination
+  // rows of every config: schema, row checks, unique ids, patient-disjoint splits (across configs), decontamination
   const splitOfPatient = new Map<string, string>();
-  const ids = new Set<string>();
   const idsByFile = new Map<string, string[]>();
   let rows = 0;
-  for (const f of manifest.files.filter((x) => x.path.startsWith("data/") && x.path.endsWith(".jsonl"))) {
-    const split = f.path.slice(5).replace(/-\d{5}-of-\d{5}\.jsonl$/, "");
-    const fileIds: string[] = [];
-    let n = 0;
-    for await (const { where, json } of jsonLines(join(dir, f.path), f.path, problem)) {
-      n++;
-      if (json === undefined) continue;
-      const rowProblems = trlLineProblems(json, keep);
-      for (const p of rowProblems) problem(`${where}: ${p}`);
-      const parsed = TrlRow.safeParse(json);
-      if (!parsed.success) continue;
-      const row = parsed.data;
-      fileIds.push(row.id);
-      if (ids.has(row.id)) problem(`${where}: id ${row.id} appears twice`);
-      ids.add(row.id);
-      if (row.patient) {
-        const other = splitOfPatient.get(row.patient);
-        if (other && other !== split) problem(`${where}: patient ${row.patient} is in splits ${other} and ${split}`);
-        splitOfPatient.set(row.patient, split);
-      }
-      const hit = heldOut.hit(row);
-      if (hit) problem(`${where}: ${hit} (decontamination: --exclude-mrns-from)`);
+  const configs = [{ name: "default", folder: "data" }, ...(manifest.configs ?? []).map((c) => ({ name: c.name, folder: c.name }))];
+  for (const config of configs) {
+    const check = configChecks(config.name);
+    if (!check) {
+      problem(`manifest.json: config ${config.name} is not one this ehrgym knows`);
+      continue;
     }
-    rows += n;
-    idsByFile.set(f.path, fileIds);
-    if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
+    const ids = new Set<string>();
+    for (const f of manifest.files.filter((x) => x.path.startsWith(`${config.folder}/`) && x.path.endsWith(".jsonl"))) {
+      const split = SHARD_FILE.exec(f.path.slice(config.folder.length + 1))?.[1] ?? "";
+      const fileIds: string[] = [];
+      let n = 0;
+      for await (const { where, json } of jsonLines(join(dir, f.path), f.path, problem)) {
+        n++;
+        if (json === undefined) continue;
+        const checked = check(json, keep);
+        for (const p of checked.problems) problem(`${where}: ${p}`);
+        const row = checked.row;
+        if (!row) continue;
+        fileIds.push(row.id);
+        if (ids.has(row.id)) problem(`${where}: id ${row.id} appears twice`);
+        ids.add(row.id);
+        if (row.patient) {
+          const other = splitOfPatient.get(row.patient);
+          if (other && other !== split) problem(`${where}: patient ${row.patient} is in splits ${other} and ${split}`);
+          splitOfPatient.set(row.patient, split);
+        }
+        const hit = heldOut.hit(row);
+        if (hit) problem(`${where}: ${hit} (decontamination: --exclude-mrns-from)`);
+      }
+      rows += n;
+      idsByFile.set(f.path, fileIds);
+      if (n !== f.rows) problem(`${f.path}: ${n} rows, manifest.json says ${f.rows}`);
+    }
   }
 
   // Arrow: the JSONL's rows in the same order, the huggingface features in the schema metadata
-  const features = JSON.stringify(hfFeatures());
   for (const f of manifest.files.filter((x) => x.path.endsWith(".arrow"))) {
+    const features = JSON.stringify(hfFeatures(schemaOfFolder(f.path.split("/")[0]!)));
     const jsonlIds = idsByFile.get(f.path.replace(/\.arrow$/, ".jsonl"));
     const got: string[] = [];
     try {
@@ -131,15 +189,23 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     if (!m) problem("README.md: no YAML header");
     else {
       try {
-        const parsed = parse(m[1]!) as { dataset_info?: Parameters<typeof defaultInfo<DatasetInfo>>[0] };
-        const header = { dataset_info: defaultInfo<DatasetInfo>(parsed.dataset_info) };
-        for (const s of manifest.splits) {
-          const card = header.dataset_info?.splits?.find((x) => x.name === s.name);
-          const fileRows = manifest.files.filter((f) => f.path.startsWith(`data/${s.name}-`) && f.path.endsWith(".jsonl")).reduce((a, f) => a + f.rows, 0);
-          if (!card) problem(`README.md: dataset_info.splits has no ${s.name}`);
-          else if (card.num_examples !== fileRows) problem(`README.md: ${s.name} num_examples ${card.num_examples}, the files hold ${fileRows}`);
+        type Info = { config_name?: string; splits?: { name: string; num_examples: number }[]; features?: unknown };
+        const header = parse(m[1]!) as { dataset_info?: Info | Info[] };
+        const infos = Array.isArray(header.dataset_info) ? header.dataset_info : header.dataset_info ? [{ config_name: "default", ...header.dataset_info }] : [];
+        for (const config of [{ name: "default", folder: "data", splits: manifest.splits }, ...(manifest.configs ?? []).map((c) => ({ ...c, folder: c.name }))]) {
+          const info = infos.find((x) => x.config_name === config.name);
+          if (!info) {
+            problem(`README.md: dataset_info has no config ${config.name}`);
+            continue;
+          }
+          for (const s of config.splits) {
+            const card = info.splits?.find((x) => x.name === s.name);
+            const fileRows = manifest.files.filter((f) => f.path.startsWith(`${config.folder}/`) && SHARD_FILE.exec(f.path.slice(config.folder.length + 1))?.[1] === s.name && f.path.endsWith(".jsonl")).reduce((a, f) => a + f.rows, 0);
+            if (!card) problem(`README.md: dataset_info.splits of ${config.name} has no ${s.name}`);
+            else if (card.num_examples !== fileRows) problem(`README.md: ${config.name} ${s.name} num_examples ${card.num_examples}, the files hold ${fileRows}`);
+          }
+          if (JSON.stringify(info.features) !== JSON.stringify(cardFeatures(schemaOfFolder(config.folder)))) problem(`README.md: dataset_info.features of ${config.name} differ from the row schema`);
         }
-        if (JSON.stringify(header.dataset_info?.features) !== JSON.stringify(cardFeatures())) problem("README.md: dataset_info.features differ from the row schema");
       } catch (err) {
         problem(`README.md: the YAML header does not parse (${(err as Error).message})`);
       }

@@ -26,6 +26,7 @@ export const BuildFlags = z
     out: z.string().min(1),
     keep: z.enum(["clean", "correct", "all"]).default("clean"),
     maxPerTask: z.coerce.number().int().min(1).optional(),
+    pairsPerTask: z.coerce.number().int().min(1).default(4),
     dedupe: z.boolean().default(false),
     minReward: z.coerce.number().min(0).max(1).optional(),
     splitFractions: list
@@ -34,7 +35,7 @@ export const BuildFlags = z
     splits: list.pipe(z.array(z.string().regex(SPLIT_NAME, "split names are letters, digits and _")).min(1)).optional(),
     seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(0),
     excludeMrnsFrom: z.array(existingFile).default([]),
-    format: list.pipe(z.array(z.enum(["trl", "openai", "arrow", "tokens"])).min(1)).default(["trl", "openai", "arrow"]),
+    format: list.pipe(z.array(z.enum(["trl", "openai", "arrow", "tokens", "dpo", "kto"])).min(1)).default(["trl", "openai", "arrow"]),
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, . _ -").optional(),
     license: z.string().min(1).default("mit"),
     shardRows: z.coerce.number().int().min(1).default(50_000),
@@ -62,7 +63,7 @@ async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
   const { buildDataset } = await lib();
   const splits = splitSpecs(o);
-  if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai and/or arrow to it");
+  if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai, arrow, tokens, dpo and/or kto to it (e.g. --format trl,arrow,dpo,kto)");
   // `datasets` reads every config of a folder with the builder its default config's files call for: with
   // Arrow files there, the tokens config's JSON lines would be read as Arrow.
   if (o.format.includes("tokens") && o.format.includes("arrow"))
@@ -92,6 +93,7 @@ async function runBuild(raw: unknown): Promise<number> {
         keep: o.keep,
         ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
         ...(o.maxPerTask !== undefined ? { maxPerTask: o.maxPerTask } : {}),
+        pairsPerTask: o.pairsPerTask,
         dedupe: o.dedupe,
         splits,
         seed: o.seed,
@@ -109,8 +111,9 @@ async function runBuild(raw: unknown): Promise<number> {
       });
       stopMeters();
       const c = r.manifest.counts;
+      const configs = (r.manifest.configs ?? []).map((x) => `; ${x.name} ${x.splits.reduce((n, s) => n + s.rows, 0)} rows (${x.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})`).join("");
       process.stdout.write(
-        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")}); read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})${configs}; read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
       );
       return 0;
     } catch (err) {
@@ -253,13 +256,14 @@ export function registerDataset(program: Command): void {
     .requiredOption("--out <dir>", "dataset folder to create")
     .option("--keep <which>", "clean (reward 1, every assistant turn a valid action) | correct (reward 1) | all", "clean")
     .option("--max-per-task <k>", "at most K samples per task")
+    .option("--pairs-per-task <k>", "formats dpo/kto: at most K pairs (dpo), K correct and K failed rows (kto) per task prompt", "4")
     .option("--dedupe", "drop trajectories whose assistant turns repeat another's for the same task")
     .option("--min-reward <r>", "keep rows with reward >= r")
     .option("--split-fractions <list>", "fractions per split, e.g. 0.9,0.05,0.05")
     .option("--splits <list>", "split names, e.g. train")
     .option("--seed <n>", "seed of the patient-to-split assignment", "0")
     .option("--exclude-mrns-from <files...>", "evaluation task files or MRN lists whose patients must not appear")
-    .option("--format <list>", "trl,openai,arrow (and tokens: per trajectory, what TRL's rollout_func returns, from rows of rollout --capture tokens)", "trl,openai,arrow")
+    .option("--format <list>", "trl (always), openai, arrow, tokens (per trajectory, what TRL's rollout_func returns, from rows of rollout --capture tokens), dpo (preference pairs), kto (labelled singles)", "trl,openai,arrow")
     .option("--name <name>", "dataset name (default: the --out folder's name)")
     .option("--license <id>", "licence id for the card", "mit")
     .option("--shard-rows <n>", "rows per shard file", "50000")

@@ -126,11 +126,10 @@ describe("dataset build", () => {
     const def = header.configs.find((c: { config_name: string }) => c.config_name === "default");
     // one config (datasets reads a repository with one builder): the Arrow files
     expect(header.configs).toHaveLength(1);
-    expect(def.data_files).toEqual([
-      { split: "train", path: "data/train-*.arrow" },
-      { split: "validation", path: "data/validation-*.arrow" },
-      { split: "test", path: "data/test-*.arrow" },
-    ]);
+    // each split's files by name (never a glob: `datasets` would read a same-sized rebuild from its cache)
+    expect(def.data_files).toEqual(
+      ["train", "validation", "test"].map((split) => ({ split, path: jsonlFiles(ds, split).map((f) => `data/${basename(f).replace(/\.jsonl$/, ".arrow")}`) })),
+    );
     expect(header.size_categories).toEqual(["n<1K"]);
     const total = allRows(ds).length;
     expect(text).toContain(`**${total} kept**`);
@@ -222,12 +221,12 @@ describe("dataset build", () => {
     expect(ok.stdout).toContain("valid");
     const copy = join(dir, "tampered");
     cli(["dataset", "build", "--from", input, "--out", copy, "--splits", "train"]);
-    const file = join(copy, "data", "train-00000-of-00001.jsonl");
+    const file = jsonlFiles(copy, "train")[0]!;
     const text = readFileSync(file, "utf8");
     writeFileSync(file, text.replace('"reward":1,', '"reward":0,'));
     const bad = cli(["dataset", "validate", copy]);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain("data/train-00000-of-00001.jsonl: sha256 differs from manifest.json");
+    expect(bad.stderr).toContain(`data/${basename(file)}: sha256 differs from manifest.json`);
   });
 });
 
@@ -262,7 +261,7 @@ describe("dataset build: determinism", () => {
     expect(mb.inputs.map((i: { file: string }) => i.file)).toEqual(["shard-2.jsonl", "shard-0.jsonl", "shard-1.jsonl"]);
   });
 
-  it("a different seed gives different splits; sharding names files -0000K-of-0000N", () => {
+  it("a different seed gives different splits; sharding names files -0000K-of-0000N-{content hash}", () => {
     const other = join(dir, "seed9");
     const r = build("--from", input, "--out", other, "--split-fractions", "0.6,0.2,0.2", "--seed", "9", "--shard-rows", "20");
     expect(r.status, r.stderr).toBe(0);
@@ -271,7 +270,9 @@ describe("dataset build: determinism", () => {
     expect(trainB.some((id) => !trainA.has(id))).toBe(true);
     const names = readdirSync(join(other, "data")).filter((f) => f.startsWith("train-") && f.endsWith(".jsonl")).sort();
     const n = Math.ceil(trainB.length / 20);
-    expect(names).toEqual(Array.from({ length: n }, (_, k) => `train-${String(k).padStart(5, "0")}-of-${String(n).padStart(5, "0")}.jsonl`));
+    expect(names.map((f) => f.replace(/-[0-9a-f]{16}\.jsonl$/, ".jsonl"))).toEqual(Array.from({ length: n }, (_, k) => `train-${String(k).padStart(5, "0")}-of-${String(n).padStart(5, "0")}.jsonl`));
+    // the hash is of the shard's content: the JSONL and the Arrow file of a shard share it
+    for (const f of names) expect(readdirSync(join(other, "data"))).toContain(f.replace(/\.jsonl$/, ".arrow"));
     const counts = names.map((f) => readJsonl(join(other, "data", f)).length);
     expect(counts.slice(0, -1).every((c) => c === 20)).toBe(true);
     // rows are in id order across shards
@@ -362,7 +363,7 @@ describe("dataset build: decontamination", () => {
     expect(v.status).toBe(1);
     expect(v.stderr).toMatch(new RegExp(`held-out patient (${patients.join("|")})`));
     // the build's own record (hashes in manifest.json) catches a held-out row planted by hand, without the files
-    const planted = join(out, "data", "train-00000-of-00001.jsonl");
+    const planted = jsonlFiles(out, "train")[0]!;
     const victim = allRows(ds).find((x) => heldOut.has(x.patient))!;
     writeFileSync(planted, `${readFileSync(planted, "utf8")}${JSON.stringify(victim)}\n`);
     const p = cli(["dataset", "validate", out]);

@@ -75,3 +75,29 @@ export async function expertRows(o: FixtureOptions & { legacy?: boolean } = {}):
 }
 
 export const toJsonl = (rows: readonly unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
+
+type Row = EpisodeRowInput & { messages: { role: string; content?: string | null; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }[] };
+
+/**
+ * A failed copy of a correct row, as a model that went wrong would leave it: `wrong` answers
+ * FINISH with another value (status completed), `invalid` ends on a turn that is no action
+ * (status invalid_action), `model_error` is the endpoint failing (never a model's failure).
+ */
+export function failedCopy(row: EpisodeRowInput, how: "wrong" | "invalid" | "model_error", sample: number): EpisodeRowInput {
+  const r = structuredClone(row) as Row;
+  const last = r.messages.map((m) => m.role).lastIndexOf("assistant");
+  const messages = r.messages.slice(0, last);
+  if (how === "wrong") {
+    if (r.protocol === "text") messages.push({ role: "assistant", content: "FINISH([424242])" });
+    else messages.push({ role: "assistant", content: null, tool_calls: [{ id: "call_99", type: "function", function: { name: "finish", arguments: '{"value":[424242]}' } }] });
+  } else if (how === "invalid") messages.push({ role: "assistant", content: "I believe the answer is 424242." });
+  else messages.push({ role: "assistant", content: "GET Patient?name=x" });
+  return {
+    ...r,
+    messages: messages as EpisodeRowInput["messages"],
+    sample,
+    reward: 0,
+    status: how === "wrong" ? "completed" : how === "invalid" ? "invalid_action" : "model_error",
+    checks: [{ name: "answer", ok: false, detail: "wrong" }],
+  };
+}

@@ -135,7 +135,7 @@ describe("dataset push: local files checked against manifest.json first", () => 
         expect(r.status, r.stderr).toBe(1);
         const lines = r.stderr.trim().split("\n");
         expect(lines).toHaveLength(1);
-        expect(lines[0]).toMatch(/the files are not the ones manifest\.json lists \((README\.md: \d+ bytes, manifest\.json says \d+|data\/\w+-\d{5}-of-\d{5}\.arrow: sha256 differs from manifest\.json)\); rebuild it with `ehrgym dataset build`, or run `ehrgym dataset validate/);
+        expect(lines[0]).toMatch(/the files are not the ones manifest\.json lists \((README\.md: \d+ bytes, manifest\.json says \d+|data\/\w+-\d{5}-of-\d{5}-[0-9a-f]{16}\.arrow: sha256 differs from manifest\.json)\); rebuild it with `ehrgym dataset build`, or run `ehrgym dataset validate/);
       }
       expect(hub.requests.length).toBe(before);
       expect(hub.repos.has("alice/edited")).toBe(false);
