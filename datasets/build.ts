@@ -268,6 +268,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       excluded_task: s.excludedBy.task,
       excluded_instruction: s.excludedBy.instruction,
       duplicates: plan.duplicates,
+      exact_duplicates: plan.exactDuplicates,
       deduped: plan.deduped,
       capped: plan.capped,
       kept: finalEntries.length,

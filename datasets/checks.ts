@@ -3,6 +3,7 @@
 // `dataset check` (any SFT JSONL file, in format trl or openai).
 import { z } from "zod";
 import { parseTextTurn } from "../env/protocol/index.ts";
+import { tryJsonLoads } from "../env/python/index.ts";
 import { firstIssue } from "../env/util/index.ts";
 import { TrlRow, type TrlMessage } from "./schema.ts";
 
@@ -52,6 +53,8 @@ export function turnProblem(m: CheckedMessage, protocol: "text" | "tools", toolN
     const turn = parseTextTurn(m.content);
     if (turn.kind === "INVALID") return "not a GET, POST or FINISH action";
     if (turn.kind === "POST" && turn.payload === undefined) return "POST whose payload is not JSON";
+    // the v1 graders read the answer with json.loads: text after FINISH([...]) makes it fail
+    if (turn.kind === "FINISH" && !tryJsonLoads(turn.result).ok) return "FINISH whose answer is not JSON (text after FINISH([...])?)";
     return undefined;
   }
   if (!m.tool_calls?.length) return "no tool call (the tool protocol's turns call tools)";

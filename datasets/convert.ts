@@ -48,7 +48,8 @@ export type ReasoningRule = "keep" | "drop";
 export function toTrlMessages(messages: readonly EpisodeMessage[], reasoning: ReasoningRule = "drop"): TrlMessage[] {
   return messages.map((m) => ({
     role: m.role,
-    content: m.content ?? null,
+    // a tool-call turn without text says "": several chat templates in TRL (DeepSeek-V3, Phi-3, Cohere, LFM2) fail on null
+    content: m.content ?? (m.tool_calls?.length ? "" : null),
     ...(m.tool_calls?.length
       ? { tool_calls: m.tool_calls.map((c): TrlToolCall => ({ id: c.id, type: "function", function: { name: c.function.name, arguments: argumentsValue(c.function.arguments) } })) }
       : {}),
@@ -95,7 +96,7 @@ export function toOpenAiRecord(row: TrlRow) {
   let trainable = 0;
   const last = row.messages.map((m) => m.role).lastIndexOf("assistant");
   const messages = row.messages.slice(0, last + 1).map((m, i) => {
-    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    const out: Record<string, unknown> = { role: m.role, content: m.tool_calls && m.content === "" ? null : m.content };
     if (m.name !== undefined && m.role !== "tool") out.name = m.name;
     if (m.role === "assistant") {
       if (m.tool_calls)

@@ -16,8 +16,9 @@ const byId = (a: Entry, b: Entry) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
 /**
- * The rows left once an episode given twice counts once (`duplicates`: another row had the same id)
- * and, with --dedupe, once per task and assistant turns (`deduped`). `content` reads a row's
+ * The rows left once an episode given twice counts once (`duplicates`: another row had the same id),
+ * a conversation repeated exactly under another id once (`exact`), and, with --dedupe, once per
+ * task and assistant turns (`deduped`). `content` reads a row's
  * converted line (only asked for when two rows share an id).
  */
 export function uniqueEntries(all: Entry[], dedupe: boolean, content: (e: Entry) => Buffer) {
@@ -38,6 +39,15 @@ export function uniqueEntries(all: Entry[], dedupe: boolean, content: (e: Entry)
     i = j;
   }
 
+  // the same conversation under another id (another sample that played out identically): kept once
+  let exact = 0;
+  const seenContent = new Set<string>();
+  entries = entries.filter((e) => {
+    if (seenContent.has(e.chash)) return (exact++, false);
+    seenContent.add(e.chash);
+    return true;
+  });
+
   let deduped = 0;
   if (dedupe) {
     const seen = new Set<string>();
@@ -48,7 +58,7 @@ export function uniqueEntries(all: Entry[], dedupe: boolean, content: (e: Entry)
       return true;
     });
   }
-  return { entries, duplicates, deduped };
+  return { entries, duplicates, exact, deduped };
 }
 
 /** Rows of one patient go to one split; rows without an MRN are grouped by task. */
@@ -108,5 +118,5 @@ export function makePlan(all: Entry[], o: PlanOptions, content: (e: Entry) => Bu
   const out = o.splits.map((s) => ({ name: s.name, entries: [] as Entry[] }));
   for (const e of entries) out[splitOf.get(splitGroup(e))!]!.entries.push(e);
   for (const s of out) s.entries.sort(byId);
-  return { splits: out, duplicates: unique.duplicates, deduped: unique.deduped, capped, splitOf, unique: unique.entries };
+  return { splits: out, duplicates: unique.duplicates, exactDuplicates: unique.exact, deduped: unique.deduped, capped, splitOf, unique: unique.entries };
 }

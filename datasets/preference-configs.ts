@@ -87,7 +87,7 @@ export async function writePreferenceConfigs(dir: string, o: Options) {
   }
   const stats = {
     failed_read: o.failed.length,
-    failed_duplicates: failed.duplicates,
+    failed_duplicates: failed.duplicates + failed.exact,
     failed_deduped: failed.deduped,
     pref_correct: chosen.length,
     pref_failed: rejected.length,

@@ -25,6 +25,8 @@ export interface Entry {
   phash: string;
   reward: number;
   status: string;
+  /** Hash of the row as trained on (messages, tools, reward): equal hashes are exact duplicates. */
+  chash: string;
   /** The row's line: index into the inputs, byte offset and length (no newline). */
   file: number;
   off: number;
@@ -169,6 +171,7 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
         phash: filter.preferences ? promptHash(trl) : "",
         reward: row.reward,
         status: row.status,
+        chash: createHash("sha256").update(JSON.stringify([trl.messages, trl.tools, trl.reward])).digest("hex"),
         file,
         off: line.offset,
         len: line.bytes.length,

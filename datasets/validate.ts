@@ -9,7 +9,6 @@ import { parse } from "yaml";
 import { invalidTurns, openAiLineProblems, trlLineProblems, type Keep } from "./checks.ts";
 import { firstIssue } from "../env/util/index.ts";
 import { HeldOut, readExcludeFile } from "./exclude.ts";
-import { defaultInfo } from "./card.ts";
 import { cardFeatures, hfFeatures } from "./features.ts";
 import { readLines } from "./lines.ts";
 import { DatasetError, fileProblems, MANIFEST, readManifest, type Manifest } from "./manifest.ts";
@@ -23,7 +22,6 @@ import type { RowForHeldOut } from "./exclude.ts";
 
 const MAX_PROBLEMS = 50;
 
-type DatasetInfo = { splits?: { name: string; num_examples: number }[]; features?: unknown };
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -110,6 +108,8 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
 
   // rows of every config: schema, row checks, unique ids, patient-disjoint splits (across configs), decontamination
   const splitOfPatient = new Map<string, string>();
+  // --keep correct keeps trajectories that recovered from an invalid turn: trainable, but worth a warning
+  const untrained = { rows: 0, turns: 0, first: undefined as string | undefined };
   const idsByFile = new Map<string, string[]>();
   let rows = 0;
   const configs = [{ name: "default", folder: "data" }, ...(manifest.configs ?? []).map((c) => ({ name: c.name, folder: c.name }))];
@@ -131,6 +131,14 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
         for (const p of checked.problems) problem(`${where}: ${p}`);
         const row = checked.row;
         if (!row) continue;
+        if (keep === "correct" && config.name === "default") {
+          const invalid = invalidTurns(row as TrlRow).length;
+          if (invalid) {
+            untrained.rows++;
+            untrained.turns += invalid;
+            untrained.first ??= where;
+          }
+        }
         fileIds.push(row.id);
         if (ids.has(row.id)) problem(`${where}: id ${row.id} appears twice`);
         ids.add(row.id);
@@ -212,7 +220,12 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
     }
   }
   const tokens = await validateTokens(dir, manifest, problem, opts.tokenizer);
-  return { problems, rows, files: manifest.files.length, ...(tokens ? { tokens } : {}) };
+  const warnings = untrained.rows
+    ? [
+        `${untrained.rows} rows of this --keep correct dataset hold ${untrained.turns} assistant turns that are not valid actions (first: ${untrained.first}); the trl and arrow files train on them as written: mask them, use the openai format (weight 0), or rebuild with --keep clean`,
+      ]
+    : [];
+  return { problems, warnings, rows, files: manifest.files.length, ...(tokens ? { tokens } : {}) };
 }
 
 export type ValidateResult = Awaited<ReturnType<typeof validateDataset>>;

@@ -113,7 +113,7 @@ async function runBuild(raw: unknown): Promise<number> {
       const c = r.manifest.counts;
       const configs = (r.manifest.configs ?? []).map((x) => `; ${x.name} ${x.splits.reduce((n, s) => n + s.rows, 0)} rows (${x.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})`).join("");
       process.stdout.write(
-        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})${configs}; read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})${configs}; read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, exact duplicates ${c.exact_duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
       );
       return 0;
     } catch (err) {
@@ -172,6 +172,7 @@ async function runValidate(raw: unknown): Promise<number> {
       process.stdout.write(
         `tokens: ${r.tokens.rows} rows${re ? `; ${re.differ} of ${r.tokens.rows} re-tokenise to different ids with ${o.tokenizer} when the chat is rendered again${re.examples.length ? ` (first: ${re.examples[0]})` : ""}` : ""}\n`,
       );
+    for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     if (r.problems.length) {
       for (const p of r.problems) process.stderr.write(`${p}\n`);
       process.stderr.write(`ehrgym: ${o.dir}: ${r.problems.length}${r.problems.length >= 50 ? "+" : ""} problem(s)\n`);

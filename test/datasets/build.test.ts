@@ -31,6 +31,8 @@ const jsonlFiles = (d: string, split?: string) =>
     .sort()
     .map((f) => join(d, "data", f));
 const allRows = (d: string) => jsonlFiles(d).flatMap(readJsonl) as TrlRow[];
+/** How many rows a build keeps of these: a conversation repeated exactly (same messages, tools, reward) counts once. */
+const distinctRows = (xs: readonly EpisodeRowInput[]) => new Set(xs.map((r) => JSON.stringify([r.messages, r.tools ?? null, r.reward]))).size;
 
 beforeAll(async () => {
   rows = await expertRows({ perType: 2, samples: 2 });
@@ -44,7 +46,7 @@ beforeAll(async () => {
 
 describe("dataset build", () => {
   it("shows its progress in a log as whole lines: the input's MB read, then the rows written, each to 100%", () => {
-    const kept = rows.filter((r) => r.reward === 1).length;
+    const kept = new Set(rows.filter((r) => r.reward === 1).map((r) => JSON.stringify(r.messages))).size;
     const mb = Math.round(statSync(input).size / 1e6).toLocaleString("en-US");
     expect(firstStderr).not.toContain("\r");
     expect(firstStderr, firstStderr).toMatch(new RegExp(`^dataset: reading ${mb}/${mb} MB \\(100%\\) \\| [\\d.,]+ MB/s \\| ETA \\S+$`, "m"));
@@ -73,12 +75,16 @@ describe("dataset build", () => {
 
   it("keeps the correct episodes as trl rows that pass the one row schema", () => {
     const out = allRows(ds);
-    expect(out.length).toBe(rows.filter((r) => r.reward === 1).length);
+    // a conversation played out identically by two samples is kept once
+    const conversation = (r: EpisodeRowInput) => JSON.stringify(r.messages);
+    const correct = rows.filter((r) => r.reward === 1);
+    expect(out.length).toBe(distinctRows(correct));
     for (const row of out) expect(TrlRow.safeParse(row).success).toBe(true);
     expect(new Set(out.map((r) => r.id)).size).toBe(out.length);
-    // every source row is there by its key
+    // every source row is there by its key, or another sample with the same conversation is
     const keys = new Set(out.map((r) => `${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`));
-    for (const r of rows.filter((x) => x.reward === 1)) expect(keys.has(`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`)).toBe(true);
+    const key = (r: EpisodeRowInput) => `${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`;
+    for (const r of correct) expect(correct.some((x) => conversation(x) === conversation(r) && keys.has(key(x)))).toBe(true);
     const tools = out.filter((r) => r.protocol === "tools");
     expect(tools.length).toBeGreaterThan(0);
     for (const r of tools) expect(Array.isArray(r.tools)).toBe(true);
@@ -285,9 +291,9 @@ describe("dataset build: filters", () => {
     const all = join(dir, "all");
     expect(build("--from", input, "--out", all, "--keep", "all", "--splits", "train").status).toBe(0);
     const got = allRows(all);
-    expect(got.length).toBe(rows.length);
+    expect(got.length).toBe(distinctRows(rows));
     const failed = got.filter((r) => r.reward === 0);
-    expect(failed.length).toBe(rows.filter((r) => r.reward !== 1).length);
+    expect(failed.length).toBe(distinctRows(rows.filter((r) => r.reward !== 1)));
     // format openai holds only lines with a turn to train on: a failed episode has none
     const openai = readJsonl(join(all, "openai", "train.jsonl"));
     expect(openai.length).toBe(got.filter((r) => r.reward === 1).length);
@@ -295,7 +301,7 @@ describe("dataset build: filters", () => {
 
     const min = join(dir, "min");
     expect(build("--from", input, "--out", min, "--keep", "all", "--min-reward", "1", "--splits", "train").status).toBe(0);
-    expect(allRows(min).length).toBe(rows.filter((r) => r.reward === 1).length);
+    expect(allRows(min).length).toBe(distinctRows(rows.filter((r) => r.reward === 1)));
 
     // the expert is deterministic: sample 1 repeats sample 0's assistant turns exactly
     const dedupe = join(dir, "dedupe");
@@ -304,7 +310,7 @@ describe("dataset build: filters", () => {
     const dd = allRows(dedupe);
     const distinct = new Set(rows.filter((r) => r.reward === 1).map((r) => `${r.suite}/${r.task_id}/${r.protocol}`));
     expect(dd.length).toBe(distinct.size);
-    expect(d.stdout).toMatch(new RegExp(`deduped ${rows.filter((r) => r.reward === 1).length - distinct.size}`));
+    expect(d.stdout).toMatch(new RegExp(`deduped ${distinctRows(rows.filter((r) => r.reward === 1)) - distinct.size}`));
 
     const cap = join(dir, "cap");
     expect(build("--from", input, "--out", cap, "--max-per-task", "1", "--splits", "train").status).toBe(0);
@@ -346,7 +352,8 @@ describe("dataset build: decontamination", () => {
     const got = allRows(out);
     const expectedRemoved = rows.filter((x) => x.reward === 1 && (heldOut.has(x.mrn ?? "") || JSON.stringify(x.messages).match(new RegExp([...heldOut].join("|"))))).length;
     expect(expectedRemoved).toBeGreaterThan(0);
-    expect(got.length).toBe(rows.filter((x) => x.reward === 1).length - expectedRemoved);
+    const exact = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")).counts.exact_duplicates as number;
+    expect(got.length).toBe(rows.filter((x) => x.reward === 1).length - expectedRemoved - exact);
     for (const [path, bytes] of tree(out)) {
       if (path === "manifest.json" || path === "README.md") continue;
       for (const mrn of heldOut) expect(bytes.includes(mrn), `${mrn} in ${path}`).toBe(false);
@@ -430,10 +437,11 @@ describe("dataset build: bad input", () => {
     expect(statSync(file).size).toBeGreaterThan(3 * (4 << 20));
     const byKey = new Map(long.map((r) => [`${r.suite}/${r.task_id}/${r.sample}/${r.protocol}`, r]));
     const out = allRows(join(dir, "long-one"));
-    expect(out.length).toBe(long.length);
+    expect(out.length).toBe(distinctRows(long));
     for (const row of out) {
       const given = byKey.get(`${row.suite}/${row.task_id}/${row.sample}/${row.protocol}`)!;
-      expect(row.messages.map((m) => m.content)).toEqual(given.messages.map((m) => m.content ?? null));
+      // a tool-call turn without text is written with content ""
+      expect(row.messages.map((m) => m.content)).toEqual(given.messages.map((m) => m.content ?? (m.tool_calls?.length ? "" : null)));
     }
     const arrowFiles = readdirSync(join(dir, "long-one", "data")).filter((f) => f.endsWith(".arrow"));
     const arrow = arrowFiles.flatMap((f) => arrowRowsApache(join(dir, "long-one", "data", f)).rows.map(decoded) as unknown as { id: string; messages: { content: string | null }[] }[]);

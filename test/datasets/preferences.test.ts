@@ -84,8 +84,10 @@ describe("dataset build --format dpo,kto", () => {
       expect(row.completion.at(-1)!.role).toBe("assistant");
       expect(row.status).not.toBe("model_error");
     }
-    expect(kto.filter((r) => !r.label).length).toBe(rows.filter((r) => r.reward === 0 && r.status !== "model_error").length);
-    expect(kto.filter((r) => r.label).length).toBe(rows.filter((r) => r.reward === 1).length);
+    // each conversation once (two samples that played out identically are one row)
+    const distinct = (xs: EpisodeRowInput[]) => new Set(xs.map((r) => JSON.stringify(r.messages))).size;
+    expect(kto.filter((r) => !r.label).length).toBe(distinct(rows.filter((r) => r.reward === 0 && r.status !== "model_error")));
+    expect(kto.filter((r) => r.label).length).toBe(distinct(rows.filter((r) => r.reward === 1)));
     expect(new Set(kto.map((r) => r.id)).size).toBe(kto.length);
   });
 

@@ -2,7 +2,7 @@
 // stand-in thinking inline (--reasoning think): kept, each assistant turn carries its reasoning in
 // `reasoning_content` beside the action, where Qwen3's chat template reads it; dropped (the default),
 // no row holds any; the openai format never does; the card says which.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,8 +32,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const assistants = (ds: string, file = "data/train-00000-of-00001.jsonl") =>
-  readJsonl(join(ds, file)).flatMap((r) => (r.messages as Record<string, unknown>[]).filter((m) => m.role === "assistant"));
+// the one train shard (its name carries a hash of its content)
+const assistants = (ds: string) =>
+  readJsonl(join(ds, "data", readdirSync(join(ds, "data")).find((f) => /^train-00000-of-00001-[0-9a-f]{16}\.jsonl$/.test(f))!)).flatMap((r) => (r.messages as Record<string, unknown>[]).filter((m) => m.role === "assistant"));
 
 describe("dataset build --reasoning", () => {
   it("keep: every assistant turn carries its reasoning in reasoning_content, apart from the action; the openai format holds none", async () => {
