@@ -1,7 +1,7 @@
 // Format tokens: a rollout with --capture tokens against the stand-in (CLI child processes), built with
 // `dataset build --format trl,tokens`: per trajectory what TRL's rollout_func returns, its own config
 // in the card with declared features, and `dataset validate` checking it.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,7 +38,8 @@ describe("dataset build --format tokens", () => {
     const b = await cliAsync(["dataset", "build", "--from", runs.text, runs.tools, "--out", ds, "--keep", "all", "--splits", "train", "--format", "trl,openai,tokens"]);
     expect(b.status, b.stderr).toBe(0);
     const rows = readJsonl(join(ds, "tokens", "train-00000-of-00001.jsonl")).map((r) => TokensRow.parse(r));
-    const sft = readJsonl(join(ds, "data", "train-00000-of-00001.jsonl"));
+    // the SFT shard's name carries a hash of its content
+    const sft = readJsonl(join(ds, "data", readdirSync(join(ds, "data")).find((f) => /^train-00000-of-00001-[0-9a-f]{16}\.jsonl$/.test(f))!));
     const byKey = new Map([...episodes(runs.text), ...episodes(runs.tools)].map((e) => [`${e.protocol}/${e.suite}/${e.task_id}`, e]));
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.length + Number(/without a token sequence/.test(b.stderr) ? /(\d+) without/.exec(b.stderr)![1] : 0)).toBe(sft.length);
