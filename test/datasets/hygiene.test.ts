@@ -22,7 +22,7 @@ const lastAssistant = (r: EpisodeRowInput) => r.messages.map((m) => m.role).last
 
 beforeAll(async () => {
   rows = await expertRows({ perType: 1, suites: ["mab-v1"] });
-}, 120_000);
+});
 
 describe("dataset build: row hygiene", () => {
   it("--keep clean leaves out a correct text row whose FINISH has text after its answer; check names it", () => {

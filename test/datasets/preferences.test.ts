@@ -38,7 +38,7 @@ beforeAll(async () => {
   const r = build("--from", input, "--out", ds, "--format", "trl,arrow,dpo,kto", "--pairs-per-task", "3", "--split-fractions", "0.6,0.2,0.2", "--seed", "5");
   expect(r.status, r.stderr).toBe(0);
   expect(r.stdout).toMatch(/; dpo \d+ rows \(train \d+/);
-}, 300_000);
+});
 
 describe("dataset build --format dpo,kto", () => {
   it("pairs each task prompt's correct episodes with its failed ones, capped, never an endpoint failure", () => {
