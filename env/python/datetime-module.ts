@@ -498,28 +498,14 @@ export class PyTime extends PyObj {
     return `time:${this.dayUs - (this.tz?.offsetUs ?? 0n)}:${!!this.tz}`;
   }
   override getattr(name: string): Val | undefined {
+    const clock = clockAttr(this, name);
+    if (clock !== undefined) return clock;
     switch (name) {
-      case "hour":
-        return BigInt(this.h);
-      case "minute":
-        return BigInt(this.mi);
-      case "second":
-        return BigInt(this.s);
-      case "microsecond":
-        return BigInt(this.us);
-      case "tzinfo":
-        return this.tz;
-      case "fold":
-        return BigInt(this.fold);
       case "isoformat":
         return method(name, this, (args, kw) => {
           const [ts] = bindArgs("isoformat", ["timespec"], args, kw, 0);
           return this.iso(timespecArg(ts));
         });
-      case "utcoffset":
-        return noArgs(name, this, () => (this.tz ? new Timedelta(this.tz.offsetUs) : null));
-      case "tzname":
-        return noArgs(name, this, () => (this.tz ? this.tz.tzname() : null));
       case "strftime":
         return method(name, this, (args, kw) => {
           const [fmt] = bindArgs("strftime", ["format"], args, kw, 1);
@@ -529,6 +515,32 @@ export class PyTime extends PyObj {
     }
     return TIME_TYPE.getattr(name);
   }
+}
+
+/** The attributes time and datetime share: the clock fields and the fixed-offset zone's answers
+ * (a `timezone`'s dst() is None, as CPython's). */
+function clockAttr(t: PyTime | PyDatetime, name: string): Val | undefined {
+  switch (name) {
+    case "hour":
+      return BigInt(t.h);
+    case "minute":
+      return BigInt(t.mi);
+    case "second":
+      return BigInt(t.s);
+    case "microsecond":
+      return BigInt(t.us);
+    case "tzinfo":
+      return t.tz;
+    case "fold":
+      return BigInt(t.fold);
+    case "utcoffset":
+      return noArgs(name, t, () => (t.tz ? new Timedelta(t.tz.offsetUs) : null));
+    case "tzname":
+      return noArgs(name, t, () => (t.tz ? t.tz.tzname() : null));
+    case "dst":
+      return noArgs(name, t, () => null);
+  }
+  return undefined;
 }
 
 function timespecArg(v: Val | undefined): string {
@@ -610,19 +622,9 @@ export class PyDatetime extends PyDate {
     return `dt:${this.utcUs}:${!!this.tz}`;
   }
   override getattr(name: string): Val | undefined {
+    const clock = clockAttr(this, name);
+    if (clock !== undefined) return clock;
     switch (name) {
-      case "hour":
-        return BigInt(this.h);
-      case "minute":
-        return BigInt(this.mi);
-      case "second":
-        return BigInt(this.s);
-      case "microsecond":
-        return BigInt(this.us);
-      case "tzinfo":
-        return this.tz;
-      case "fold":
-        return BigInt(this.fold);
       case "date":
         return noArgs(name, this, () => new PyDate(this.y, this.m, this.d));
       case "time":
@@ -637,12 +639,6 @@ export class PyDatetime extends PyDate {
           }
           return this.iso(sep ?? "T", timespecArg(ts));
         });
-      case "utcoffset":
-        return noArgs(name, this, () => (this.tz ? new Timedelta(this.tz.offsetUs) : null));
-      case "tzname":
-        return noArgs(name, this, () => (this.tz ? this.tz.tzname() : null));
-      case "dst":
-        return noArgs(name, this, () => (this.tz ? new Timedelta(0n) : null));
       case "timestamp":
         return noArgs(name, this, () => intTrueDiv(this.tz ? this.utcUs - EPOCH_US : localToUtc(this.wallUs) - EPOCH_US, 1_000_000n));
       case "replace":
