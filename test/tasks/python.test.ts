@@ -84,9 +84,11 @@ describe("ast.literal_eval", () => {
     expect(repr(literalEval("(1,)"))).toBe("(1,)");
     expect(repr(literalEval("[0x1F, 1_000, .5, 5., 'a' 'b', -3]"))).toBe("[31, 1000, 0.5, 5.0, 'ab', -3]");
     expect(repr(literalEval("  [None, True, {'a': (1, 2)}]  # comment\n"))).toBe("[None, True, {'a': (1, 2)}]");
+    expect(repr(literalEval("{1: 2, 1.0: 3, 'k': set()}"))).toBe("{1: 3, 'k': set()}");
+    expect(repr(literalEval("[1,\n 'a' '\\x41\\101']\n"))).toBe("[1, 'aAA']");
   });
   it("rejects names, calls, operators and JSON-only spellings", () => {
-    for (const bad of ["[NaN, 1]", "[null, 1]", "[true]", "1 + 2", "f(1)", "[1, 2", "01", "", "--1"]) raises(() => literalEval(bad));
+    for (const bad of ["[NaN, 1]", "[null, 1]", "[true]", "1 + 2", "f(1)", "[1, 2", "01", "", "--1", "f'x'", "1\n2", "set(1)"]) raises(() => literalEval(bad));
   });
 });
 
