@@ -7,10 +7,10 @@
 import fc from "fast-check";
 import msgpack from "msgpack-lite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { createRewardServer, type RewardServer } from "../../env/server/index.ts";
 import { fixtureBackend, fixtureTasks } from "./fixture-backend.ts";
 import { frame, rawExchange, textFrame, type ServerFrame } from "./raw-socket.ts";
+import { wsSession } from "./ws-session.ts";
 
 const MAX_BODY = 4096;
 let server: RewardServer;
@@ -88,26 +88,6 @@ async function openEpisode(): Promise<string> {
   return ((await r.json()) as { episode_id: string }).episode_id;
 }
 
-/** A /ws session through the `ws` client; `ask` resolves with the reply, or {closed} when the server closed it. */
-async function wsSession() {
-  const ws = new WebSocket(url.replace("http://", "ws://") + "/ws");
-  const waiting: ((v: any) => void)[] = [];
-  let closed: { closed: number } | undefined;
-  ws.on("error", () => undefined);
-  ws.on("message", (data) => waiting.shift()?.(JSON.parse(data.toString())));
-  ws.on("close", (code) => {
-    closed = { closed: code };
-    for (const w of waiting.splice(0)) w(closed);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const ask = (data: string | Buffer, binary = false): Promise<any> =>
-    closed ? Promise.resolve(closed) : new Promise((resolve) => (waiting.push(resolve), ws.send(data, { binary })));
-  return { ws, ask, isClosed: () => closed !== undefined };
-}
-
 /**
  * Episodes opened beside the fuzzing, one per surface; `unchanged()` asserts each is still held
  * with the steps and state it had (checked in the registry, after every request).
@@ -118,7 +98,7 @@ async function bystanders() {
   const chosen = `bystander-${++bystanderSets}`;
   const reset = await fetch(`${url}/reset`, { method: "POST", body: JSON.stringify({ seed: 1, episode_id: chosen }) });
   expect(reset.status).toBe(200);
-  const socket = await wsSession();
+  const socket = await wsSession(url);
   const opened = await socket.ask(JSON.stringify({ type: "reset", data: { seed: 2 } }));
   const ids = [v1, chosen, opened.data.observation.episode_id as string];
   await fetch(`${url}/v1/episodes/${v1}/step`, { method: "POST", body: JSON.stringify({ action: "GET x" }) });
@@ -178,7 +158,7 @@ describe("reward server fuzz", () => {
 
   it("/ws messages: a reply of OpenEnv's kinds, errors with the HTTP error body, no 500, only the session's episode changes", async () => {
     const others = await bystanders();
-    let session = await wsSession();
+    let session = await wsSession(url);
     const data = fc.oneof(resetBody(() => "fz-ws"), fc.record({ content: fc.oneof(turnText, jsonValue) }, { requiredKeys: [] }), message, jsonValue);
     const msg = fc.oneof(
       fc.record({ type: fc.constantFrom("reset", "step", "state", "close"), data }, { requiredKeys: ["type"] }).map((m) => ({ text: JSON.stringify(m), binary: false })),
@@ -189,7 +169,7 @@ describe("reward server fuzz", () => {
     );
     await fc.assert(
       fc.asyncProperty(msg, async ({ text, binary }) => {
-        if (session.isClosed()) session = await wsSession();
+        if (session.isClosed()) session = await wsSession(url);
         const reply = await session.ask(binary ? Buffer.from(text, "latin1") : text, binary);
         const isClose = !binary && /^\{"type":"close"/.test(text);
         if ("closed" in reply) expect(isClose || Buffer.byteLength(text) > MAX_BODY, `${text.slice(0, 80)} -> closed ${reply.closed}`).toBe(true);

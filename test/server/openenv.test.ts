@@ -1,9 +1,9 @@
 // OpenEnv's contract on the reward server: the HTTP routes openenv validate reads, /reset /step
 // /state without a session (an episode only when the request names it), and /ws (one episode per connection), through the `ws` client.
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { createRewardServer, type RewardServer, type RewardServerOptions } from "../../env/server/index.ts";
 import { fixtureBackend, fixtureTasks } from "./fixture-backend.ts";
+import { wsSession } from "./ws-session.ts";
 
 let running: RewardServer[] = [];
 afterEach(async () => {
@@ -22,28 +22,7 @@ async function call(url: string, method: string, path: string, body?: unknown, h
   return { status: res.status, json: (await res.json()) as any };
 }
 
-/** A /ws connection whose replies are read in order. */
-async function socket(url: string, headers: Record<string, string> = {}) {
-  const ws = new WebSocket(url.replace("http://", "ws://") + "/ws", { headers });
-  const replies: any[] = [];
-  const waiting: ((v: any) => void)[] = [];
-  ws.on("message", (data) => {
-    const msg = JSON.parse(data.toString());
-    const w = waiting.shift();
-    if (w) w(msg);
-    else replies.push(msg);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const ask = (msg: unknown) => {
-    ws.send(JSON.stringify(msg));
-    return new Promise<any>((resolve) => (replies.length ? resolve(replies.shift()) : waiting.push(resolve)));
-  };
-  const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
-  return { ws, ask, closed };
-}
+const socket = wsSession;
 
 const finish = (sol: unknown) => ({ content: `FINISH(${JSON.stringify(sol)})` });
 

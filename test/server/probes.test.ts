@@ -2,10 +2,10 @@
 // open episode with it), deep JSON over /ws answered as an internal error, and OpenEnv's HTTP routes
 // sharing one "current episode" between clients. The crash probes run against a child process.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { startChildServer, type ChildServer } from "./child-server.ts";
 import { fixtureTasks } from "./fixture-backend.ts";
 import { frame, rawExchange, textFrame } from "./raw-socket.ts";
+import { wsSession } from "./ws-session.ts";
 
 const MAX_BODY = 1024 * 1024;
 let server: ChildServer;
@@ -19,32 +19,7 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   return { status: res.status, json: (await res.json()) as any };
 }
 
-/** A /ws session through the `ws` client, its replies read in order. */
-async function session() {
-  const ws = new WebSocket(server.url.replace("http://", "ws://") + "/ws");
-  const replies: any[] = [];
-  const waiting: ((v: any) => void)[] = [];
-  ws.on("message", (data) => {
-    const msg = JSON.parse(data.toString());
-    const w = waiting.shift();
-    if (w) w(msg);
-    else replies.push(msg);
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  let closed: string | undefined;
-  ws.on("close", (code, reason) => {
-    closed = `closed ${code} ${reason.toString()}`;
-    for (const w of waiting.splice(0)) w({ closed });
-  });
-  const ask = (msg: unknown) => {
-    ws.send(typeof msg === "string" ? msg : JSON.stringify(msg));
-    return new Promise<any>((resolve) => (replies.length ? resolve(replies.shift()) : closed ? resolve({ closed }) : waiting.push(resolve)));
-  };
-  return { ws, ask };
-}
+const session = () => wsSession(server.url);
 
 /** Episodes open elsewhere (one over /ws, one over /v1) that a probe must leave running. */
 async function bystanders() {
