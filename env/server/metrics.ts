@@ -42,6 +42,9 @@ export class ServerMetrics {
   readonly requestsByRouteStatus = new Map<string, number>();
   readonly stepLatency = new Histogram();
   readonly requestLatency = new Map<string, Histogram>();
+  wsSessions = 0;
+  readonly wsMessagesByTypeOutcome = new Map<string, number>();
+  readonly wsLatency = new Map<string, Histogram>();
 
   constructor(private readonly gauges: () => { open: number; retained: number }) {}
 
@@ -57,6 +60,15 @@ export class ServerMetrics {
     this.requestsByRouteStatus.set(key, (this.requestsByRouteStatus.get(key) ?? 0) + 1);
     let h = this.requestLatency.get(route);
     if (!h) this.requestLatency.set(route, (h = new Histogram()));
+    h.observe(seconds);
+  }
+
+  /** One /ws message: its type (reset, step, state, close, or "invalid"), "ok" or OpenEnv's error code. */
+  wsMessage(type: string, outcome: string, seconds: number): void {
+    const key = `type="${type}",outcome="${outcome}"`;
+    this.wsMessagesByTypeOutcome.set(key, (this.wsMessagesByTypeOutcome.get(key) ?? 0) + 1);
+    let h = this.wsLatency.get(type);
+    if (!h) this.wsLatency.set(type, (h = new Histogram()));
     h.observe(seconds);
   }
 
@@ -97,6 +109,19 @@ export class ServerMetrics {
       "histogram",
       "HTTP request latency by route.",
       [...this.requestLatency].flatMap(([route, h]) => h.lines("ehrgym_http_request_duration_seconds", `route="${route}"`)),
+    );
+    metric("ehrgym_ws_sessions_open", "gauge", "OpenEnv /ws connections open.", [`ehrgym_ws_sessions_open ${this.wsSessions}`]);
+    metric(
+      "ehrgym_ws_messages_total",
+      "counter",
+      "OpenEnv /ws messages by type and outcome (ok or OpenEnv's error code).",
+      [...this.wsMessagesByTypeOutcome].map(([k, n]) => `ehrgym_ws_messages_total{${k}} ${n}`),
+    );
+    metric(
+      "ehrgym_ws_message_duration_seconds",
+      "histogram",
+      "OpenEnv /ws message latency by type.",
+      [...this.wsLatency].flatMap(([type, h]) => h.lines("ehrgym_ws_message_duration_seconds", `type="${type}"`)),
     );
     return `${lines.join("\n")}\n`;
   }

@@ -15,6 +15,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { checkNesting, decodeValue } from "./codec.ts";
 import { asHttpError, errorBody, HttpError } from "./errors.ts";
 import type { InFlight } from "./inflight.ts";
+import type { ServerMetrics } from "./metrics.ts";
 import { OpenEnvSession } from "./openenv.ts";
 import type { EpisodeService } from "./service.ts";
 
@@ -76,7 +77,7 @@ export function attachOpenEnvSocket(server: Server, service: EpisodeService, opt
       const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]?.trim();
       if (!given || !timingSafeEqual(digest(given), tokenDigest)) return reject(socket, 401, "missing or wrong bearer token (Authorization: Bearer <token>)", "Authorization");
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, new OpenEnvSession(service), options.inFlight));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, new OpenEnvSession(service), options.inFlight, service.metrics));
   });
   return () => {
     for (const ws of wss.clients) ws.terminate();
@@ -84,17 +85,27 @@ export function attachOpenEnvSocket(server: Server, service: EpisodeService, opt
   };
 }
 
-function serve(ws: WebSocket, session: OpenEnvSession, inFlight: InFlight): void {
+function serve(ws: WebSocket, session: OpenEnvSession, inFlight: InFlight, metrics: ServerMetrics): void {
+  metrics.wsSessions++;
   // Messages are handled one at a time, in order (a step must not overtake its reset).
   let queue = Promise.resolve();
   ws.on("message", (raw: Buffer, isBinary) => {
     inFlight.begin();
-    queue = queue.then(() => handle(ws, session, isBinary ? null : raw)).finally(() => inFlight.end());
+    queue = queue
+      .then(async () => {
+        const started = performance.now();
+        const { type, outcome } = await handle(ws, session, isBinary ? null : raw);
+        metrics.wsMessage(type, outcome, (performance.now() - started) / 1000);
+      })
+      .finally(() => inFlight.end());
   });
   ws.on("close", () => {
+    metrics.wsSessions--;
     queue = queue.then(() => session.close());
   });
 }
+
+const MESSAGE_TYPES = new Set(["reset", "step", "state", "close"]);
 
 /** OpenEnv's error codes (WSErrorCode) for this server's errors; `stage`: how far the message got. */
 function openEnvCode(e: HttpError, stage: "frame" | "type" | "request"): string {
@@ -105,17 +116,33 @@ function openEnvCode(e: HttpError, stage: "frame" | "type" | "request"): string 
   return "EXECUTION_ERROR";
 }
 
-async function handle(ws: WebSocket, session: OpenEnvSession, raw: Buffer | null): Promise<void> {
+/** Answers one message; returns what /metrics counts of it. */
+async function handle(ws: WebSocket, session: OpenEnvSession, raw: Buffer | null): Promise<{ type: string; outcome: string }> {
   const send = (type: string, data: unknown) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type, data }));
   };
   let stage: "frame" | "type" | "request" = "frame";
+  let type = "invalid";
   try {
+    await answer();
+    return { type, outcome: "ok" };
+  } catch (err) {
+    const e = asHttpError(err);
+    // OpenEnv's clients read `message` and `code`; `error`, `field` and `status` are what the HTTP
+    // routes answer, and `error_code` their `code` (unknown_episode, episode_exists, draining).
+    const { code: errorCode, ...body } = errorBody(e);
+    const code = openEnvCode(e, stage);
+    send("error", { ...body, message: e.message, code, status: e.status, ...(errorCode ? { error_code: errorCode } : {}) });
+    return { type, outcome: code };
+  }
+
+  async function answer(): Promise<void> {
     if (raw === null) throw new HttpError(400, "frame: binary frames are not accepted; send JSON text", "frame");
     const msg = decodeValue(raw, "json") as { type?: unknown; data?: unknown } | null;
     if (msg === null || typeof msg !== "object" || Array.isArray(msg)) throw new HttpError(400, "body: expected a JSON object {type, data?}", "body");
     stage = "request";
     checkNesting(msg);
+    if (typeof msg.type === "string" && MESSAGE_TYPES.has(msg.type)) type = msg.type;
     switch (msg.type) {
       case "reset":
         return send("observation", await session.reset(msg.data));
@@ -131,11 +158,5 @@ async function handle(ws: WebSocket, session: OpenEnvSession, raw: Buffer | null
         stage = "type";
         throw new HttpError(400, `type: unknown message type ${JSON.stringify(msg.type ?? null).slice(0, 80)} (reset, step, state, close)`, "type");
     }
-  } catch (err) {
-    const e = asHttpError(err);
-    // OpenEnv's clients read `message` and `code`; `error`, `field` and `status` are what the HTTP
-    // routes answer, and `error_code` their `code` (unknown_episode, episode_exists, draining).
-    const { code: errorCode, ...body } = errorBody(e);
-    send("error", { ...body, message: e.message, code: openEnvCode(e, stage), status: e.status, ...(errorCode ? { error_code: errorCode } : {}) });
   }
 }

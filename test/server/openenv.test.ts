@@ -85,6 +85,19 @@ describe("OpenEnv /ws session", () => {
     ws.send(JSON.stringify({ type: "close" }));
     expect(await closed).toBe(1000);
     await expect.poll(() => server.registry.open).toBe(0);
+    // /metrics counts each message by type and outcome, and the open sessions.
+    const metrics = await (await fetch(url + "/metrics", { headers: { Authorization: "Bearer t" } })).text();
+    for (const line of [
+      'ehrgym_ws_messages_total{type="reset",outcome="ok"} 2',
+      'ehrgym_ws_messages_total{type="state",outcome="ok"} 1',
+      'ehrgym_ws_messages_total{type="step",outcome="ok"} 1',
+      'ehrgym_ws_messages_total{type="step",outcome="EXECUTION_ERROR"} 1',
+      'ehrgym_ws_messages_total{type="invalid",outcome="UNKNOWN_TYPE"} 1',
+      'ehrgym_ws_messages_total{type="step",outcome="VALIDATION_ERROR"} 1',
+      'ehrgym_ws_messages_total{type="close",outcome="ok"} 1',
+      'ehrgym_ws_message_duration_seconds_count{type="reset"} 2',
+      "ehrgym_ws_sessions_open 0",
+    ]) expect(metrics).toContain(line);
   });
 
   it("deletes the episode when the connection drops, and refuses a wrong token", async () => {

@@ -27,7 +27,7 @@ class EhrGymAction(Action):
 
 
 class EhrGymObservation(Observation):
-    episode_id: str
+    episode_id: Optional[str] = Field(None, description="None from an HTTP /reset without an episode_id: that episode is not kept")
     task_id: str
     messages: List[Dict[str, Any]] = Field(default_factory=list, description="The new chat messages")
     tools: Optional[List[Dict[str, Any]]] = None

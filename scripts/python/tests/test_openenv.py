@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import pytest
 
@@ -53,3 +53,22 @@ def test_openenv_episode_reward_equals_ehrgym_client(server: ChildServer, client
             ep.step(turn)
     assert openenv_reward == ep.reward == (1.0 if right else 0.0)
     assert kept() == before  # closing the OpenEnv session deleted its episode
+
+
+@pytest.mark.parametrize("chosen", [None, "openenv-http-1"])
+def test_openenv_http_reset_parses_with_or_without_an_episode_id(server: ChildServer, client: Client, chosen: Optional[str]) -> None:
+    """OpenEnv's sessionless HTTP /reset: without an episode_id the episode is not kept and its id is null."""
+    import httpx
+
+    from ehrgym.openenv import EhrGymEnvClient
+
+    task = client.tasks(type="task1").tasks[0].raw
+    body = {"task_id": task["id"], **({"episode_id": chosen} if chosen else {})}
+    reply = httpx.post(f"{server.url}/reset", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert reply.status_code == 200, reply.text
+    result = EhrGymEnvClient(server.url, token=TOKEN)._parse_result(reply.json())
+    assert (result.observation.episode_id, result.observation.task_id, result.done) == (chosen, task["id"], False)
+    if chosen:
+        state = httpx.get(f"{server.url}/state", params={"episode_id": chosen}, headers={"Authorization": f"Bearer {TOKEN}"}).json()
+        assert state["episode_id"] == chosen
+        client.delete_episode(chosen)
