@@ -113,7 +113,10 @@ export function assistantTurn(
   const calls = (message.tool_calls ?? []).filter((c) => c.type === "function" && c.function);
   const content = message.content ?? null;
   const reasoning = reasoningField(message as { reasoning_content?: unknown; reasoning?: unknown });
-  const note = !content && calls.length === 0 ? (reasoning ? "the model returned reasoning but empty content" : "the model returned empty content") : undefined;
+  // Servers that parse tool-call markup whether or not tools were offered (`transformers serve`) answer a
+  // text-protocol turn written as a tool call with the call and empty content: said so, not "empty".
+  const unread = protocol === "text" && !content && calls.length ? `the model answered with tool calls (${[...new Set(calls.map((c) => c.function!.name))].join(", ")}), which the text protocol does not read` : undefined;
+  const note = unread ?? (!content && calls.length === 0 ? (reasoning ? "the model returned reasoning but empty content" : "the model returned empty content") : undefined);
   if (protocol === "text") {
     const turn: AgentTurn = reasoning ? { role: "assistant", content: content ?? "", reasoning_content: reasoning } : (content ?? "");
     return { turn, ...(note ? { note } : {}) };

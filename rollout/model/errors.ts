@@ -30,6 +30,35 @@ function brokenBody(err: unknown): string | undefined {
   return undefined;
 }
 
+/** An error reply's JSON body in OpenAI's shape (`{"error": {"message", "type", "param", "code"}}`), which
+ *  is the only one the `openai` client reads: from any other it keeps no message ("400 status code (no
+ *  body)"), so a context-length error would not be seen as one. Shapes of OpenAI-compatible servers:
+ *  vLLM before 0.10.1, the fields at the top level (`{"object": "error", "message", ...}`,
+ *  vllm-project/vllm#12886, changed by #22099); FastAPI's `{"detail": "..."}` (`transformers serve`,
+ *  Ray Serve) and its request validation `{"detail": [{"loc", "msg"}]}`; TGI's `{"error": "...",
+ *  "error_type"}`. Anything else is left as it is. */
+export function openAIErrorBody(body: unknown): unknown {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return body;
+  const b = body as Record<string, unknown>;
+  if (b.error && typeof b.error === "object") return body;
+  const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+  const wrap = (message: string, type?: unknown, code?: unknown, param?: unknown) => ({
+    error: { message, ...(str(type) ? { type } : {}), ...(str(param) ? { param } : {}), ...(str(code) ? { code } : {}) },
+  });
+  if (str(b.error)) return wrap(b.error as string, b.error_type);
+  if (str(b.message)) return wrap(b.message as string, b.type, b.code, b.param);
+  if (str(b.detail)) return wrap(b.detail as string);
+  if (Array.isArray(b.detail) && b.detail.length) {
+    const items = b.detail.map((d) => {
+      const { loc, msg } = (d ?? {}) as { loc?: unknown; msg?: unknown };
+      const where = Array.isArray(loc) ? loc.join(".") : "";
+      return `${where ? `${where}: ` : ""}${typeof msg === "string" ? msg : JSON.stringify(d)}`;
+    });
+    return wrap(items.join("; "));
+  }
+  return body;
+}
+
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 
 export function isRetryable(err: unknown): boolean {
@@ -66,7 +95,8 @@ export function describe(err: unknown): string {
     return `connection failed${code ? ` (${code})` : ""}: ${err.message}`;
   }
   // The endpoint's message on one line, never a whole page
-  if (err instanceof OpenAI.APIError) return `HTTP ${err.status ?? "?"}${err.code ? ` ${err.code}` : ""}: ${oneLine(err.message)}`;
+  // (a code is named when it says more than the status: vLLM's error bodies repeat the status as `code`)
+  if (err instanceof OpenAI.APIError) return `HTTP ${err.status ?? "?"}${typeof err.code === "string" && err.code ? ` ${err.code}` : ""}: ${oneLine(err.message)}`;
   return oneLine(err instanceof Error ? err.message : String(err));
 }
 

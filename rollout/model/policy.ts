@@ -18,7 +18,7 @@ import {
   type Usage,
 } from "../../env/core/index.ts";
 import { backoffMs, sleep } from "./backoff.ts";
-import { checkCompletion, describe, fatalReason, isRetryable, retryAfterMs } from "./errors.ts";
+import { checkCompletion, describe, fatalReason, isRetryable, openAIErrorBody, retryAfterMs } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { withChildSignal } from "./signal.ts";
 import { readTurnTokens, TOKEN_REQUEST_FIELDS } from "./tokens.ts";
@@ -68,10 +68,17 @@ function estimateTokens(messages: readonly Message[], maxTokens: number | undefi
   return Math.ceil(chars / 4) + (maxTokens ?? 256);
 }
 
+/** The `openai` client, reading error replies in the other shapes OpenAI-compatible servers send too. */
+class EndpointClient extends OpenAI {
+  protected override makeStatusError(status: number, error: object, message: string | undefined, headers: Headers) {
+    return super.makeStatusError(status, openAIErrorBody(error) as object, message, headers);
+  }
+}
+
 export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const client =
     o.client ??
-    new OpenAI({
+    new EndpointClient({
       apiKey: o.apiKey ?? "none", // local endpoints often take no key; the client insists on one
       ...(o.baseURL ? { baseURL: o.baseURL } : {}),
       timeout: o.timeoutMs ?? 120_000,

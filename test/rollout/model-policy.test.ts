@@ -169,6 +169,71 @@ describe("model policy: what the model sends back", () => {
   });
 });
 
+/** A loopback endpoint answering every request with `status` and the JSON `body`. */
+async function answering(status: number, body: unknown): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(status, { "content-type": "application/json", "x-request-id": "req-1" });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => server.close() };
+}
+
+async function firstTurn(url: string, protocol: "text" | "tools" = "text") {
+  const policy = createModelPolicy({ model: "m", baseURL: url, apiKey: "x", maxRetries: 0, random: () => 0 });
+  const task = tasks[0]!;
+  const { observation } = await makeEnv().reset({ task, protocol, maxRounds: 8 });
+  return policy.act({ task, protocol, messages: observation, episodeKey: "k" });
+}
+
+describe("model policy: error replies of OpenAI-compatible servers in other shapes than OpenAI's", () => {
+  const context = "This model's maximum context length is 2048 tokens. However, you requested 2723 tokens (1699 in the messages, 1024 in the completion).";
+  it.each([
+    // vLLM before 0.10.1: the fields at the top level (vllm-project/vllm#12886)
+    ["vLLM < 0.10.1", 400, { object: "error", message: context, type: "BadRequestError", param: null, code: 400 }, "context_limit", "HTTP 400: 400 This model's maximum context length is 2048 tokens."],
+    // vLLM >= 0.10.1: OpenAI's shape, with the status repeated as a numeric code (not named twice)
+    ["vLLM >= 0.10.1", 400, { error: { message: context, type: "BadRequestError", param: null, code: 400 } }, "context_limit", "HTTP 400: 400 This model's maximum context length"],
+    // transformers serve (FastAPI's HTTPException): a field it does not take, e.g. vLLM's return_token_ids
+    ["transformers serve", 422, { detail: "Unexpected fields in the request: {'return_token_ids'}" }, "model_error", "HTTP 422: 422 Unexpected fields in the request: {'return_token_ids'}"],
+    // FastAPI's request validation
+    ["FastAPI validation", 422, { detail: [{ type: "missing", loc: ["body", "messages"], msg: "Field required", input: {} }] }, "model_error", "HTTP 422: 422 body.messages: Field required"],
+    // TGI: the message as a string
+    ["TGI", 422, { error: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", error_type: "validation" }, "model_error", "HTTP 422: 422 Input validation error"],
+  ] as const)("%s: the endpoint's message is kept (a context-length error ends the episode as context_limit)", async (_name, status, body, ending, text) => {
+    const s = await answering(status, body);
+    try {
+      const err = (await firstTurn(s.url).catch((e: unknown) => e)) as ModelError;
+      expect(err).toBeInstanceOf(ModelError);
+      expect(err.status).toBe(ending);
+      expect(err.message).toContain(text);
+      expect(err.message).not.toContain("no body");
+    } finally {
+      s.close();
+    }
+  });
+
+  it("a text-protocol turn the server parsed into tool calls (transformers serve parses them even when no tools were offered) says so", async () => {
+    const s = await answering(200, {
+      id: "req-1",
+      object: "chat.completion",
+      created: 0,
+      model: "m",
+      choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", content: "", tool_calls: [{ id: "req-1_tool_call_0", type: "function", function: { name: "patient_search", arguments: "{}" } }] } }],
+      usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 },
+    });
+    try {
+      const step = (await firstTurn(s.url, "text")) as { turn: unknown; note?: string };
+      expect(step.note).toBe("the model answered with tool calls (patient_search), which the text protocol does not read");
+      expect(step.turn).toBe("");
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe("model policy: errors no retry fixes stop the run at once", () => {
   it("a wrong key (401)", async () => {
     const s = await teacher({ apiKey: "right" });
