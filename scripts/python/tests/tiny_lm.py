@@ -1,10 +1,12 @@
 """A tiny tokenizer (bytes + the Qwen3 chat template shipped in trl) and a tiny random causal LM,
-built in memory: nothing is downloaded. `scripted_pair` makes the model answer one given tool call."""
+built in memory: nothing is downloaded. `scripted_pair` makes the model answer one given tool call,
+`scripted_text_pair` any given text; `save_pair` writes a pair as a model folder a server loads."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Tuple
+from pathlib import Path
+from typing import Any, Dict, Sequence, Tuple
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
@@ -52,22 +54,31 @@ def tiny_pair(seed: int = 0) -> Tuple[Any, Any]:
 
 def scripted_pair(call: Dict[str, Any], seed: int = 0) -> Tuple[Any, Any]:
     """The tiny tokenizer with the whole tool call `call` ({"name", "arguments"}) as one token, and a
-    model that answers every prompt with `<tool_call>` CALL `</tool_call>` `<|im_end|>`.
+    model that answers every prompt with `<tool_call>` CALL `</tool_call>` `<|im_end|>`."""
+    return scripted_text_pair(["<tool_call>", json.dumps(call), "</tool_call>"], seed)
+
+
+def scripted_text_pair(pieces: Sequence[str], seed: int = 0) -> Tuple[Any, Any]:
+    """The tiny tokenizer with each of `pieces` that is not one of its tokens added as one, and a model
+    that answers every prompt with the pieces in order, then `<|im_end|>` (so the answer is their
+    concatenation: text, a tool call, or markup a server cannot parse).
 
     The model is a bigram chain: with the blocks' output projections zeroed, the residual stream
     carries only the current token's embedding, so the next-token logits are lm_head(norm(embedding)).
     Each token of the chain (the prompt's last one, the newline after `<|im_start|>assistant`, then
-    the call's tokens) embeds to its own basis vector, and lm_head maps that vector to the next token
-    with a logit margin of 400: sampling picks it with probability 1 - e^-400 per token."""
+    the pieces) embeds to its own basis vector, and lm_head maps that vector to the next token with a
+    logit margin of 400: sampling picks it with probability 1 - e^-400 per token. A token may appear
+    once in the chain, and the chain holds at most hidden_size + 1 tokens."""
     import torch
     from tokenizers import AddedToken
 
     tok = tiny_tokenizer()
-    text = json.dumps(call)
-    tok.add_tokens([AddedToken(text, special=False, normalized=False)])
+    vocab = tok.get_vocab()
+    tok.add_tokens([AddedToken(p, special=False, normalized=False) for p in pieces if p not in vocab])
     model = tiny_model(len(tok), seed, tie_word_embeddings=False)
     prompt_end = tok.apply_chat_template([{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False)
-    chain = [tok(prompt_end[-1])["input_ids"][-1], *tok.convert_tokens_to_ids(["<tool_call>", text, "</tool_call>", "<|im_end|>"])]
+    chain = [tok(prompt_end[-1])["input_ids"][-1], *tok.convert_tokens_to_ids([*pieces, "<|im_end|>"])]
+    assert len(set(chain)) == len(chain), "a token appears twice in the chain"
     assert model.config.hidden_size >= len(chain) - 1
     with torch.no_grad():
         for layer in model.model.layers:
@@ -80,3 +91,16 @@ def scripted_pair(call: Dict[str, Any], seed: int = 0) -> Tuple[Any, Any]:
             embed[token, i] = 1.0
             head[following, i] = 100.0  # the final RMSNorm scales e_i to 4 e_i (hidden size 16): logit 400
     return tok, model
+
+
+def save_pair(tokenizer: Any, model: Any, folder: Path) -> Path:
+    """`save_pretrained` of both into `folder`, as a model folder on the Hub has it (what `transformers
+    serve FOLDER` loads): generation stops at the tokenizer's end of turn (`<|im_end|>`) and samples, as
+    Qwen3's generation_config.json says (`transformers serve` samples only when the model's generation
+    config does: a request's temperature alone never turns sampling on)."""
+    model.generation_config.do_sample = True
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    tokenizer.save_pretrained(str(folder))
+    model.save_pretrained(str(folder))
+    return folder
