@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { generateStore } from "../../env/ehr/index.ts";
 import type { FhirStore } from "../../env/fhir/index.ts";
-import { generateTasks, splitOf, type Task, WORKFLOW_RULES, workflowRule } from "../../env/tasks/index.ts";
+import { generateTasks, splitOf, type Task, WORKFLOW_LATE_NOW, WORKFLOW_NOW, WORKFLOW_RULES, workflowRule } from "../../env/tasks/index.ts";
 
 let store: FhirStore;
 let tasks: Task[];
@@ -52,6 +52,34 @@ describe("workflows tasks", () => {
       // Excluded branches are never generated.
       for (const b of Object.keys(workflowRule(rule).excluded ?? {})) expect(m.has(b)).toBe(false);
     }
+  });
+
+  it("sets some reviews 6.5 h after the last charted minute, where the heart-rate rule's '12 h only' branch exists, balanced with its other two", () => {
+    // Counted from the raw Observations, not the grader's facts: HEARTRATE readings in [NOW-12h, NOW-6h) and [NOW-6h, NOW].
+    const readings = (mrn: string, now: string) => {
+      const end = Date.parse(now);
+      const times = store
+        .byPatient("Observation", mrn)
+        .map((o) => o as unknown as { code?: { coding?: { code?: string }[] }; effectiveDateTime?: string })
+        .filter((o) => o.code?.coding?.[0]?.code === "HEARTRATE" && o.effectiveDateTime !== undefined)
+        .map((o) => Date.parse(o.effectiveDateTime!));
+      return { in6: times.filter((t) => end - 6 * 3_600_000 <= t && t <= end).length, only12: times.filter((t) => end - 12 * 3_600_000 <= t && t < end - 6 * 3_600_000).length };
+    };
+    expect(new Set(tasks.map((t) => t.clock))).toEqual(new Set([WORKFLOW_NOW, WORKFLOW_LATE_NOW]));
+    const hr = tasks.filter((t) => t.rules!.includes("heart-rate"));
+    const count = new Map<string, number>();
+    for (const t of hr) {
+      const branch = branches(t).get("heart-rate")!;
+      count.set(branch, (count.get(branch) ?? 0) + 1);
+      const { in6, only12 } = readings(t.eval_MRN!, t.clock!);
+      expect(branch, t.id).toBe(in6 > 0 ? "hr-6h" : only12 > 0 ? "hr-12h-only" : "no-hr-12h");
+    }
+    expect([...count.keys()].sort()).toEqual(["hr-12h-only", "hr-6h", "no-hr-12h"]);
+    expect(Math.max(...count.values())).toBeLessThanOrEqual(3 * Math.min(...count.values()));
+    // At the v1 clock nobody on this population is "12 h only": why the later NOW exists.
+    const patients = [...new Set(tasks.map((t) => t.eval_MRN!))];
+    expect(patients.filter((m) => { const r = readings(m, WORKFLOW_NOW); return r.in6 === 0 && r.only12 > 0; })).toEqual([]);
+    expect(patients.filter((m) => { const r = readings(m, WORKFLOW_LATE_NOW); return r.in6 === 0 && r.only12 > 0; }).length).toBeGreaterThan(0);
   });
 
   it("has reviews that need no order at all, and reviews that need several", () => {
