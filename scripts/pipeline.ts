@@ -149,6 +149,7 @@ async function main(raw: unknown): Promise<void> {
       `[${((performance.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${name.padEnd(9)} ${line} (${typeof started === "string" ? started : `${((performance.now() - started) / 1000).toFixed(1)} s`})\n`,
     );
   const UNCHANGED = "done before, inputs unchanged";
+  const MAB_SUITES = "mab-v1,mab-v2";
 
   const patients = o.patients ?? (o.quick ? 20 : DEFAULT_PATIENTS);
   const perType = o.quick ? "3" : "10";
@@ -175,7 +176,8 @@ async function main(raw: unknown): Promise<void> {
     {
       name: "tasks",
       key: "tasks-train",
-      args: ["tasks", "generate", "--data", data, "--split", "train", "--per-type", perType, "--out", trainTasks],
+      // The two MedAgentBench suites (tasks generate's default, all, adds workflows' long reviews).
+      args: ["tasks", "generate", "--suite", MAB_SUITES, "--data", data, "--split", "train", "--per-type", perType, "--out", trainTasks],
       inputs: [data],
       outputs: [trainTasks],
       summary: () => `${rows(trainTasks).length} training tasks (train-split patients) -> ${rel(trainTasks)}`,
@@ -183,7 +185,7 @@ async function main(raw: unknown): Promise<void> {
     {
       name: "tasks",
       key: "tasks-eval",
-      args: ["tasks", "generate", "--data", data, "--split", "test", "--per-type", o.quick ? "2" : "5", "--seed", "2", "--out", evalTasks],
+      args: ["tasks", "generate", "--suite", MAB_SUITES, "--data", data, "--split", "test", "--per-type", o.quick ? "2" : "5", "--seed", "2", "--out", evalTasks],
       inputs: [data],
       outputs: [evalTasks],
       summary: () => `${rows(evalTasks).length} evaluation tasks (test-split patients) -> ${rel(evalTasks)}`,

@@ -12,6 +12,7 @@ import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "..
 import { createExpertPolicy, createModelPolicy } from "../../rollout/index.ts";
 import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
+import { ALL_SUITES, checkTypesInSuites, SUITE_CHOICES_HELP, SuiteChoice, SuiteList, suitesOf, suitesWithTypes, TypesFlag } from "./suites.ts";
 import { readMrns } from "./tasks.ts";
 import { UserError, utf8Text } from "../../env/util/index.ts";
 
@@ -22,8 +23,8 @@ const number = (min: number, max: number) => z.coerce.number().min(min).max(max)
 /** Where episodes run and on which tasks. */
 export const SetupFlags = z.object({
   tasks: existingFile.optional(),
-  suite: Suite.optional(),
-  suites: list.pipe(z.array(Suite).min(1)).optional(),
+  suite: SuiteChoice.optional(),
+  suites: SuiteList.optional(),
   perType: intFlag(1, 100_000).default(10),
   split: z.enum(["train", "val", "test", "all"]).optional(),
   patientsFrom: existingFile.optional(),
@@ -38,7 +39,7 @@ export const SetupFlags = z.object({
   maxRounds: intFlag(1, 1000).default(8),
   writes: z.enum(["execute", "record"]).default("execute"),
   limit: intFlag(1, 10_000_000).optional(),
-  types: list.pipe(z.array(z.string().regex(/^(v2_)?task\d+$/, "a task type like task5 or v2_task9")).min(1)).optional(),
+  types: TypesFlag.optional(),
   toolSchemas: existingFile.optional(),
   v2Semantics: V2Semantics.default("original"),
   thinkBlocks: ThinkBlocks.default("split"),
@@ -86,8 +87,8 @@ export type ModelFlags = z.infer<typeof ModelFlags>;
 export function addSetupOptions(cmd: Command, defaults: { perType: string }): Command {
   return cmd
     .option("--tasks <file>", "task file (official JSON or ehrgym tasks JSONL); default: generated tasks")
-    .option("--suite <suite>", "suite of --tasks when it cannot be detected, or the one suite to generate")
-    .option("--suites <list>", "suites to generate tasks for (default mab-v1,mab-v2)")
+    .option("--suite <suite>", `suite of --tasks when it cannot be detected, or the suite to generate: ${SUITE_CHOICES_HELP}`)
+    .option("--suites <list>", `suites to generate tasks for, comma-separated, or all (${ALL_SUITES.join(", ")}) (default mab-v1,mab-v2, or with --types the suites that have those types)`)
     .option("--per-type <n>", "generated tasks per type", defaults.perType)
     .option("--split <split>", "generated tasks: patients of this split only (train | val | test | all)")
     .option("--patients-from <file>", "Patient NDJSON to use as the population")
@@ -102,7 +103,7 @@ export function addSetupOptions(cmd: Command, defaults: { perType: string }): Co
     .option("--max-rounds <n>", "round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--limit <n>", "run at most N tasks")
-    .option("--types <list>", "only these task types, e.g. task1,task5")
+    .option("--types <list>", "only these task types, e.g. task1,task5, or review (the workflows suite's chart reviews)")
     .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
     .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
     .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split")
@@ -149,7 +150,9 @@ function readPatients(path: string): FhirResource[] {
   return out;
 }
 
-function loadTasks(path: string, suite: Suite | undefined): Task[] {
+function loadTasks(path: string, choice: SuiteChoice | undefined): Task[] {
+  if (choice === "all") throw new UserError(`--suite: all names no one suite for the tasks of ${path} (give ${ALL_SUITES.join(", ")}, or leave it out to detect it)`);
+  const suite: Suite | undefined = choice;
   try {
     return loadTaskFile(path, suite ? { suite } : {});
   } catch (err) {
@@ -158,7 +161,21 @@ function loadTasks(path: string, suite: Suite | undefined): Task[] {
   }
 }
 
+/** The suites to generate tasks of (none with --tasks), the flags that choose them checked against
+ *  each other before anything loads. */
+function generatedSuites(o: SetupFlags): Suite[] | undefined {
+  if (o.tasks) {
+    if (o.suite === "all") throw new UserError(`--suite: all names no one suite for the tasks of ${o.tasks} (give ${ALL_SUITES.join(", ")}, or leave it out to detect it)`);
+    return undefined;
+  }
+  const suites: Suite[] = o.suites ?? (o.suite ? suitesOf(o.suite) : o.types ? suitesWithTypes(o.types) : ["mab-v1", "mab-v2"]);
+  if (o.types && o.suites) checkTypesInSuites(o.types, suites, `--suites ${o.suites.join(",")}`);
+  else if (o.types && o.suite) checkTypesInSuites(o.types, suites, `--suite ${o.suite}`);
+  return suites;
+}
+
 export async function buildStore(o: SetupFlags): Promise<FhirStore> {
+  generatedSuites(o);
   if (o.data && (o.patientsFrom || o.seed !== undefined || o.patients !== undefined || o.synthetic))
     throw new UserError("--data cannot be combined with --synthetic, --patients-from, --seed or --patients");
   if (o.data) return openStore({ data: o.data });
@@ -201,7 +218,7 @@ export function selectTasks(o: SetupFlags, store: FhirStore): TaskSelection {
     tasks = loadTasks(o.tasks, o.suite);
     source = { kind: "file", path: o.tasks, sha256: sha256(o.tasks) };
   } else {
-    const suites: Suite[] = o.suites ?? (o.suite ? [o.suite] : ["mab-v1", "mab-v2"]);
+    const suites = generatedSuites(o)!;
     const split = o.split && o.split !== "all" ? o.split : undefined;
     const seed = o.seed ?? 1;
     tasks = suites.flatMap((suite) => generateTasks(store, { suite, perType: o.perType, seed, excludeMrns: exclude, ...(split ? { split } : {}) }));

@@ -5,9 +5,10 @@ import { EmbeddedBackend, EnvConfig } from "../../env/core/index.ts";
 import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate, loadToolSchemas, ThinkBlocks, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
-import { generateTasks, loadTaskFile, Suite, type Task } from "../../env/tasks/index.ts";
+import { generateTasks, loadTaskFile, type Task } from "../../env/tasks/index.ts";
 import { existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
+import { ALL_SUITES, SUITE_CHOICES_HELP, SuiteChoice, suitesOf } from "./suites.ts";
 import { UserError } from "../../env/util/index.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -22,7 +23,7 @@ export const ServeOptions = z
     patients: intFlag(1, 100_000).optional(),
     cache: z.boolean().default(true),
     tasks: z.array(existingFile).optional(),
-    suite: Suite.optional(),
+    suite: SuiteChoice.optional(),
     perType: intFlag(1, 100_000).default(10),
     apiBase: z.url().refine((u) => u.endsWith("/"), { message: "must end with /" }).default("http://localhost:8080/fhir/"),
     promptTemplate: existingFile.optional(),
@@ -45,9 +46,11 @@ export const ServeOptions = z
 export type ServeOptions = z.infer<typeof ServeOptions>;
 
 function selectTasks(o: ServeOptions, store: FhirStore): Task[] {
+  const hint = o.suite;
+  if (o.tasks && hint === "all") throw new UserError(`--suite: all names no one suite for the tasks of --tasks (give ${ALL_SUITES.join(", ")}, or leave it out to detect it)`);
   const tasks = o.tasks
-    ? o.tasks.flatMap((file) => loadTaskFile(file, o.suite ? { suite: o.suite } : {}))
-    : (o.suite ? [o.suite] : (["mab-v1", "mab-v2"] as const)).flatMap((suite) =>
+    ? o.tasks.flatMap((file) => loadTaskFile(file, hint && hint !== "all" ? { suite: hint } : {}))
+    : (o.suite ? suitesOf(o.suite) : (["mab-v1", "mab-v2"] as const)).flatMap((suite) =>
         generateTasks(store, { suite, perType: o.perType, ...(o.seed !== undefined ? { seed: o.seed } : {}) }),
       );
   const seen = new Set<string>();
@@ -153,8 +156,8 @@ export function registerServe(program: Command): void {
     .option("--seed <n>", "synthetic population / task seed")
     .option("--patients <n>", "synthetic population size")
     .option("--no-cache", NO_CACHE_HELP)
-    .option("--tasks <file>", "task file (repeatable); default: generated tasks of both suites", (v: string, p: string[] = []) => [...p, v])
-    .option("--suite <suite>", "suite of --tasks when it cannot be detected, or the one suite to generate")
+    .option("--tasks <file>", "task file (repeatable); default: generated tasks of mab-v1 and mab-v2 (--suite names others)", (v: string, p: string[] = []) => [...p, v])
+    .option("--suite <suite>", `suite of --tasks when it cannot be detected, or the suite to generate: ${SUITE_CHOICES_HELP}`)
     .option("--per-type <n>", "generated tasks per type", "10")
     .option("--api-base <url>", "FHIR base URL the agent sees (trailing slash)", "http://localhost:8080/fhir/")
     .option("--prompt-template <file>", "text protocol prompt template")

@@ -2,11 +2,12 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
-import { generateTasks, loadTaskFile, parseTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
+import { generateTasks, loadTaskFile, parseTaskFile, type Suite, TaskFileError, type Task, taskTypes } from "../../env/tasks/index.ts";
 import { UserError, utf8Text, writeFileAtomic } from "../../env/util/index.ts";
 import { checkOutputFile, collect, existingDir, existingFile, NO_CACHE_HELP, parseOptions } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { createMeter, type Meter } from "./progress.ts";
+import { ALL_SUITES, checkTypesInSuites, SUITE_CHOICES_HELP, SuiteList, TypesFlag } from "./suites.ts";
 import { runSelect } from "./tasks-select.ts";
 
 const intFlag = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -21,7 +22,7 @@ const Fractions = z
 
 export const GenerateTaskOptions = z
   .object({
-    suite: z.enum(["mab-v1", "mab-v2", "workflows", "all"]).default("all"),
+    suite: SuiteList.default([...ALL_SUITES]),
     perType: intFlag(1, 1_000_000).default(50),
     out: z.string().min(1, "an output path is required"),
     seed: intFlag(0, 2 ** 31 - 1).default(1),
@@ -33,7 +34,7 @@ export const GenerateTaskOptions = z
     split: z.enum(["train", "val", "test"]).optional(),
     splitFractions: Fractions.optional(),
     like: z.array(existingFile).default([]),
-    types: z.string().optional(),
+    types: TypesFlag.optional(),
     includeUnwinnable: z.boolean().default(false),
     cache: z.boolean().default(true),
   })
@@ -72,7 +73,11 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
   if (o.data && o.synthetic) throw new UserError("--data cannot be combined with --synthetic");
   if (o.data && (o.patients !== undefined || o.ehrSeed !== undefined)) throw new UserError("--patients and --ehr-seed need --synthetic (not --data)");
   checkOutputFile("--out", o.out, [...o.like, ...o.excludeMrnsFrom]);
-  const suites: Suite[] = o.suite === "all" ? ["mab-v1", "mab-v2"] : [o.suite];
+  let suites: Suite[] = o.suite;
+  if (o.types) {
+    checkTypesInSuites(o.types, suites, `--suite ${o.suite.join(",")}`);
+    suites = suites.filter((s) => o.types!.some((t) => taskTypes(s).includes(t)));
+  }
   const like: Task[] = [];
   for (const f of o.like) {
     try {
@@ -83,7 +88,7 @@ export async function runGenerate(o: GenerateTaskOptions): Promise<Task[]> {
     }
   }
   const exclude = new Set(o.excludeMrnsFrom.flatMap(readMrns));
-  const types = o.types?.split(",").map((t) => t.trim()).filter(Boolean);
+  const types = o.types;
   const store = await openStore(o.data ? { data: o.data } : { synthetic: true, seed: o.ehrSeed, patients: o.patients, cache: o.cache });
   const tasks: Task[] = [];
   for (const suite of suites) {
@@ -137,8 +142,8 @@ export function registerTasks(program: Command): void {
   const tasks = program.command("tasks").description("task sets: generate branch-balanced tasks, select a curriculum from eval rows, show their balance");
   tasks
     .command("generate")
-    .description("generate tasks of one or both suites on a population (JSONL)")
-    .option("--suite <suite>", "mab-v1 | mab-v2 | workflows | all (all: the two MedAgentBench suites)", "all")
+    .description("generate tasks of one suite or all of them (mab-v1, mab-v2, workflows) on a population (JSONL)")
+    .option("--suite <suite>", `${SUITE_CHOICES_HELP}, or a comma-separated list of them`, "all")
     .option("--per-type <n>", "tasks per task type (workflows: chart reviews)", "50")
     .requiredOption("--out <file>", "output JSONL file")
     .option("--seed <n>", "task seed", "1")
@@ -151,7 +156,7 @@ export function registerTasks(program: Command): void {
     .option("--split <name>", "train | val | test: keep only patients of this split")
     .option("--split-fractions <a,b,c>", "train,val,test fractions (default 0.8,0.1,0.1)")
     .option("--like <file>", "take the wording from an official task file (repeatable)", collect, [])
-    .option("--types <list>", "only these task types, comma-separated")
+    .option("--types <list>", "only these task types, comma-separated (task5, v2_task9; review is the workflows suite's type); only the suites that have them are generated")
     .option("--include-unwinnable", "also generate tasks on branches no agent can pass (e.g. v2_task9 without K data)")
     .action(async (raw: Record<string, unknown>) => {
       await runGenerate(parseOptions(GenerateTaskOptions, raw));

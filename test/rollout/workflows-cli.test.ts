@@ -14,7 +14,21 @@ const dir = mkdtempSync(join(tmpdir(), "ehrgym-workflows-"));
 const tasks = join(dir, "reviews.jsonl");
 const children: ChildProcess[] = [];
 const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
-const rows = (file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { reward: number; checkpoints?: { rule: string; ok: boolean }[] });
+const rows = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id?: string; suite: string; type: string; task_id: string; reward: number; checkpoints?: { rule: string; ok: boolean }[] });
+
+async function teacher(taskFile: string): Promise<string> {
+  const child = spawn(process.execPath, [CLI, "teacher", "serve", "--tasks", taskFile, "--port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  const ready = await new Promise<{ url: string }>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line)));
+    child.once("exit", (code) => reject(new Error(`teacher serve exited with ${code}`)));
+  });
+  return ready.url;
+}
 
 beforeAll(() => {
   const r = run("tasks", "generate", "--suite", "workflows", "--per-type", "6", "--split", "train", "--out", tasks);
@@ -38,14 +52,9 @@ describe("the workflows suite through the CLI", () => {
     });
 
   it("a stand-in rollout becomes a dataset that validates, and a report", async () => {
-    const child = spawn(process.execPath, [CLI, "teacher", "serve", "--tasks", tasks, "--port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    const ready = await new Promise<{ url: string }>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line)));
-      child.once("exit", (code) => reject(new Error(`teacher serve exited with ${code}`)));
-    });
+    const url = await teacher(tasks);
     const out = join(dir, "rollout.jsonl");
-    const r = run("rollout", "--base-url", ready.url, "--model", "ehrgym-stand-in", "--tasks", tasks, "--samples", "2", "--protocol", "tools", "--out", out);
+    const r = run("rollout", "--base-url", url, "--model", "ehrgym-stand-in", "--tasks", tasks, "--samples", "2", "--protocol", "tools", "--out", out);
     expect(r.status, r.stderr).toBe(0);
     const got = rows(out);
     expect(got).toHaveLength(12);
@@ -58,5 +67,45 @@ describe("the workflows suite through the CLI", () => {
     const rep = run("report", out, "--out", join(dir, "report"));
     expect(rep.status, rep.stderr).toBe(0);
     expect(existsSync(join(dir, "report", "index.html"))).toBe(true);
+  });
+
+  it("--suite all generates every suite, workflows included; --types review selects the reviews in eval and rollout", async () => {
+    const mixed = join(dir, "all.jsonl");
+    const g = run("tasks", "generate", "--suite", "all", "--per-type", "2", "--split", "train", "--out", mixed);
+    expect(g.status, g.stderr).toBe(0);
+    const all = rows(mixed);
+    expect(new Set(all.map((t) => t.suite))).toEqual(new Set(["mab-v1", "mab-v2", "workflows"]));
+    const reviews = all.filter((t) => t.type === "review");
+    expect(reviews).toHaveLength(2);
+    expect(reviews.every((t) => t.suite === "workflows")).toBe(true);
+
+    // eval on generated tasks: --types review alone generates the workflows suite.
+    const evalOut = join(dir, "eval-types.jsonl");
+    const e = run("eval", "--policy", "expert", "--types", "review", "--per-type", "2", "--split", "train", "--out", evalOut);
+    expect(e.status, e.stderr).toBe(0);
+    const evaluated = rows(evalOut);
+    expect(evaluated).toHaveLength(2);
+    expect(evaluated.every((x) => x.suite === "workflows" && x.type === "review" && x.reward === 1)).toBe(true);
+
+    // rollout on a task file of every suite: --types review keeps its reviews only.
+    const url = await teacher(mixed);
+    const out = join(dir, "rollout-types.jsonl");
+    const r = run("rollout", "--base-url", url, "--model", "ehrgym-stand-in", "--tasks", mixed, "--types", "review", "--out", out);
+    expect(r.status, r.stderr).toBe(0);
+    expect(rows(out).map((x) => x.task_id).sort()).toEqual(reviews.map((t) => t.id!).sort());
+
+    // Bad --types values: one line naming the flag and the value, exit 2.
+    for (const [args, message] of [
+      [["--types", "task99"], /^ehrgym: --types: unknown task type "task99" \(known: .*review \(workflows\)\) \(got "task99"\)$/],
+      [["--suite", "mab-v1", "--types", "review"], /^ehrgym: --types: "review" is not a task type of --suite mab-v1 \(review is a type of workflows\)$/],
+      [["--suites", "mab-v1,mab-v2", "--types", "review"], /^ehrgym: --types: "review" is not a task type of --suites mab-v1,mab-v2 \(review is a type of workflows\)$/],
+      [["--tasks", mixed, "--suite", "all"], /^ehrgym: --suite: all names no one suite for the tasks of /],
+    ] as const) {
+      const bad = run("eval", "--policy", "expert", ...args, "--out", join(dir, "bad.jsonl"));
+      expect(bad.status, `${args.join(" ")}: ${bad.stderr}`).toBe(2);
+      expect(bad.stderr.trim().split("\n"), args.join(" ")).toHaveLength(1);
+      expect(bad.stderr.trim(), args.join(" ")).toMatch(message);
+      expect(existsSync(join(dir, "bad.jsonl"))).toBe(false);
+    }
   });
 });

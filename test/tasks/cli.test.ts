@@ -61,6 +61,23 @@ describe("ehrgym tasks", () => {
     expect(s.stdout).toMatch(/no-k=2\s+k>=3\.5=2\s+k<3\.5=2/);
   });
 
+  it("--suite all is every suite, workflows included; --suite takes a list; --types picks the suites that have them", async () => {
+    const dir = dataDir();
+    const suitesIn = async (...args: string[]) => {
+      const out = join(dir, `${args.join("_").replace(/[^a-z0-9]+/gi, "-")}.jsonl`);
+      const r = await cli("tasks", "generate", "--per-type", "2", "--data", dir, "--out", out, ...args);
+      expect(r.status, r.stderr).toBe(0);
+      const tasks = parseTaskFile(readFileSync(out, "utf8"));
+      return [...new Set(tasks.map((t) => `${t.suite}/${t.type}`))].sort();
+    };
+    const all = await suitesIn();
+    expect(await suitesIn("--suite", "all")).toEqual(all);
+    expect(new Set(all.map((k) => k.split("/")[0]))).toEqual(new Set(["mab-v1", "mab-v2", "workflows"]));
+    expect(await suitesIn("--suite", "mab-v2,workflows", "--types", "task9,review")).toEqual(["mab-v2/task9", "workflows/review"]);
+    expect(await suitesIn("--types", "review")).toEqual(["workflows/review"]);
+    expect(await suitesIn("--types", "v2_task9,task2")).toEqual(["mab-v1/task2", "mab-v2/task2", "mab-v2/v2_task9"]);
+  });
+
   it("bad flags exit 2 naming the flag, and write nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ehrgym-cli-bad-"));
     const out = join(dir, "t.jsonl");
@@ -77,6 +94,8 @@ describe("ehrgym tasks", () => {
       [["--exclude-mrns-from", join(dir, "nope.txt")], /--exclude-mrns-from/],
       [["--like", join(dir, "nope.json")], /--like/],
       [["--seed", "-1"], /--seed/],
+      [["--types", "task1,task99"], /^ehrgym: --types: unknown task type "task99" \(known: .*; review \(workflows\)\) \(got "task1,task99"\)\n$/],
+      [["--suite", "mab-v2", "--types", "review"], /^ehrgym: --types: "review" is not a task type of --suite mab-v2 \(review is a type of workflows\)\n$/],
     ];
     mkdirSync(join(dir, "d"));
     writeFileSync(join(dir, "mrns.txt"), "S2000001\n");
