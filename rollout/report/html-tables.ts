@@ -1,5 +1,6 @@
-// The report's tables as HTML: one per run (rates, intervals, pass@k, statuses, rounds), the
-// published reference figures, and a run-vs-run comparison (counts, McNemar, task lists).
+// The report's tables as HTML: one per run (rates, intervals, pass@k, statuses, rounds; for workflows
+// rows also each rule's checkpoints), the published reference figures, and a run-vs-run comparison
+// (counts, McNemar, task lists).
 import { STATUSES, STATUS_LABELS, type EvalSummary, type Rate } from "../metrics.ts";
 import type { Comparison, TaskRef } from "./compare.ts";
 import { esc } from "./html-escape.ts";
@@ -37,6 +38,23 @@ export function runTable(name: string, s: EvalSummary): string {
     `<table class="rates" data-run="${esc(name)}"><caption>${esc(name)}: success rate with Wilson 95% interval${ks.length ? `; pass@k over ${s.samples} samples per task (unbiased estimator)` : ""}; episodes by status</caption>` +
     `<thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table>` +
     (extra.length ? `<p class="usage">${extra.map(esc).join("<br>")}</p>` : "")
+  );
+}
+
+/** workflows rows: each rule's checkpoint success, and the mean partial credit of the episodes that asked
+ *  for it (the terminal's "checkpoints per rule"); empty for a run without checkpoints. */
+export function ruleTable(name: string, s: EvalSummary): string {
+  const b = s.byRule;
+  if (!b) return "";
+  const head = ["rule", "source", "passed", "n", "rate", "mean partial credit"];
+  return (
+    `<table class="rules" data-run="${esc(name)}"><caption>${esc(name)}: checkpoints per rule over ${b.episodes} episodes (mean partial credit ${b.meanPartialCredit.toFixed(3)}); ` +
+    `mean partial credit of the episodes that asked for each rule</caption>` +
+    `<thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead><tbody>` +
+    b.rules
+      .map((r) => `<tr><th scope="row">${esc(r.rule)}</th><td>${esc(r.source)}</td><td>${r.passed}</td><td>${r.n}</td><td>${pct(r.rate)}</td><td>${r.meanPartialCredit.toFixed(3)}</td></tr>`)
+      .join("") +
+    `</tbody></table>`
   );
 }
 

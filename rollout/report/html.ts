@@ -3,7 +3,7 @@ import type { RenderedChart } from "./charts.ts";
 import type { ReportContent, ReportRun } from "./build.ts";
 import { firstSamples, taskKey, type TaskRef } from "./compare.ts";
 import { anchorId, esc } from "./html-escape.ts";
-import { comparisonSection, referenceTable, runTable, shownTaskId } from "./html-tables.ts";
+import { comparisonSection, referenceTable, ruleTable, runTable, shownTaskId } from "./html-tables.ts";
 import type { EpisodeRow } from "../row.ts";
 import { renderTranscript } from "./transcript.ts";
 
@@ -90,7 +90,7 @@ export function renderPage(content: ReportContent, charts: RenderedChart[]): str
           .map((r) => `<li><a class="tid" href="#${link(i, r)}">${esc(shownTaskId(r))}</a> ${esc(r.status)}${failedCheck(r)}</li>`)
           .join("")}</ul></details>`
       : "";
-    return `<section class="run" id="${anchorId("run", String(i))}"><h2>${esc(run.name)}</h2>${runTable(run.name, run.summary)}${list}</section>`;
+    return `<section class="run" id="${anchorId("run", String(i))}"><h2>${esc(run.name)}</h2>${runTable(run.name, run.summary)}${ruleTable(run.name, run.summary)}${list}</section>`;
   });
   const transcripts = runs.flatMap((run, i) =>
     [...wanted[i]!].flatMap((key) => {

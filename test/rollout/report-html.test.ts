@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { crc32, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeReport, type ReportSummary } from "../../rollout/index.ts";
-import { expertRows, perturbed, writeRun } from "./report-fixture.ts";
+import { expertRows, perturbed, workflowRows, writeRun } from "./report-fixture.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const dir = mkdtempSync(join(tmpdir(), "ehrgym-report-html-"));
@@ -27,6 +27,10 @@ let summary: ReportSummary;
 let html: string;
 let basePath: string;
 let sftPath: string;
+/** A report whose runs hold workflows reviews too: the expert's, and a real stand-in eval's. */
+const outWf = join(dir, "report-workflows");
+let htmlWf: string;
+let standInPath: string;
 
 beforeAll(async () => {
   const rows = await expertRows();
@@ -38,6 +42,11 @@ beforeAll(async () => {
   summary = written.summary;
   html = readFileSync(join(out, "index.html"), "utf8");
   expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(summary);
+  const wf = await workflowRows();
+  const expertPath = writeRun(join(dir, "wf-expert.jsonl"), [...rows, ...wf.expert]);
+  standInPath = writeRun(join(dir, "wf-stand-in.jsonl"), [...perturbed(rows, 3, 0.2, "ehrgym-stand-in"), ...wf.standIn]);
+  await writeReport({ runs: [{ name: "expert", path: expertPath }, { name: "stand-in", path: standInPath }], out: outWf, reference: "medagentbench-v1" });
+  htmlWf = readFileSync(join(outWf, "index.html"), "utf8");
 });
 
 /** 2 * sum_{i <= min(b, c)} C(b+c, i) / 2^(b+c), in exact integers. */
@@ -80,6 +89,38 @@ describe("report numbers", () => {
     expect(fixed + broken).toBeGreaterThan(3); // the fixture really differs
     const overall = c.mcnemar.find((m) => m.group === "overall")!;
     expect(overall.p).toBeCloseTo(mcnemarByHand(broken, fixed), 9);
+  });
+
+  it("the per-rule table of a workflows run equals a count of the run's raw rows (a real stand-in eval)", () => {
+    type WfRow = { suite: string; reward: number; partial_credit?: number; checkpoints?: { rule: string; source: string; ok: boolean }[] };
+    const raw = (readFileSync(standInPath, "utf8").trim().split("\n").map((l) => JSON.parse(l)) as WfRow[]).filter((r) => r.suite === "workflows");
+    expect(raw.length).toBe(12);
+    // By hand: per rule, in the order first asked, its checkpoints passed / asked and the partial credit of those episodes.
+    const byHand = new Map<string, { source: string; n: number; passed: number; credit: number }>();
+    for (const r of raw) {
+      const cps = r.checkpoints!;
+      expect(r.partial_credit, "partial credit is the passed fraction").toBeCloseTo(cps.filter((c) => c.ok).length / cps.length, 12);
+      for (const c of cps) {
+        const e = byHand.get(c.rule) ?? { source: c.source, n: 0, passed: 0, credit: 0 };
+        e.n++;
+        e.passed += c.ok ? 1 : 0;
+        e.credit += r.partial_credit!;
+        byHand.set(c.rule, e);
+      }
+    }
+    const expected = [...byHand].map(([rule, e]) => [rule, e.source, String(e.passed), String(e.n), `${((100 * e.passed) / e.n).toFixed(1)}%`, (e.credit / e.n).toFixed(3)]);
+    const table = /<table class="rules" data-run="stand-in">(.*?)<\/table>/.exec(htmlWf)?.[1];
+    expect(table, "the stand-in run's per-rule table").toBeDefined();
+    const cells = [...table!.split("<tbody>")[1]!.matchAll(/<tr>(.*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<t[hd][^>]*>(.*?)<\/t[hd]>/g)].map((c) => c[1]!));
+    expect(cells).toEqual(expected);
+    const mean = raw.reduce((s, r) => s + r.partial_credit!, 0) / raw.length;
+    expect(table).toContain(`over ${raw.length} episodes (mean partial credit ${mean.toFixed(3)}`);
+    // The run is not trivial: some checkpoints fail, some episodes earn partial credit without the reward.
+    expect(expected.some((r) => r[2] !== r[3])).toBe(true);
+    expect(raw.some((r) => r.reward === 0 && r.partial_credit! > 0 && r.partial_credit! < 1)).toBe(true);
+    // The expert's table: every rule at 100%; the runs without workflows rows have none.
+    expect(/<table class="rules" data-run="expert">.*?<\/table>/.exec(htmlWf)![0].match(/<td>100\.0%<\/td>/g)).toHaveLength(expected.length);
+    expect(html).not.toContain(`class="rules"`);
   });
 
   it("tokens and latency of the model run are reported, not for the expert-less fields", () => {
@@ -209,7 +250,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the page in headless 
     }
   });
 
-  it("fits 1280 and 1920 px windows: no table wider than the viewport or its box, failed checks shown, published marks apart, transcripts collapsed, bounded height", async () => {
+  it("fits 1280 and 1920 px windows: no table wider than the viewport or its box (the per-rule tables of workflows runs too), failed checks shown, published marks apart, transcripts collapsed, bounded height", async () => {
     expect(html.length).toBeLessThan(3 * 1024 * 1024);
     // The shipped leaderboard: seven models with close figures on the same three bars.
     const out7 = join(dir, "report-seven");
@@ -218,7 +259,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the page in headless 
     const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
     try {
       const page = await browser.newPage();
-      for (const [name, folder] of [["custom reference", out], ["medagentbench-v1", out7]] as const) {
+      for (const [name, folder] of [["custom reference", out], ["medagentbench-v1", out7], ["workflows", outWf]] as const) {
         for (const width of [1280, 1920]) {
           const at = `${name}, at ${width} px`;
           await page.setViewport({ width, height: 900 });
@@ -239,6 +280,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the page in headless 
               tooLarge: tables.filter((t) => t.width > t.box + 1 || t.width > window.innerWidth),
               scrolling: [...document.querySelectorAll("div.scroll")].filter((d) => d.scrollWidth > d.clientWidth + 1).length,
               tables: tables.length,
+              rules: tables.filter((t) => t.what === "rules").length,
               boxes: boxes.length,
               pageWidth: document.documentElement.scrollWidth,
               height: document.documentElement.scrollHeight,
@@ -252,6 +294,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the page in headless 
           });
           expect(layout.boxes).toBeGreaterThan(8);
           expect(layout.tables).toBeGreaterThan(5);
+          expect(layout.rules, `per-rule tables (${at})`).toBe(folder === outWf ? 2 : 0);
           expect(layout.overflowing, at).toEqual([]);
           expect(layout.tooLarge, at).toEqual([]);
           expect(layout.scrolling, at).toBe(0);
@@ -265,7 +308,7 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("the page in headless 
           expect(new Set(layout.marks).size, `published marks on one x position (${at})`).toBe(layout.marks.length);
           expect(layout.parentheses, at).toEqual([]);
           expect(layout.height, at).toBeLessThan(12_000);
-          const shot = join(dir, `report-${folder === out ? "custom" : "seven"}-${width}.png`);
+          const shot = join(dir, `report-${folder === out ? "custom" : folder === out7 ? "seven" : "workflows"}-${width}.png`);
           await page.screenshot({ path: shot, fullPage: true });
           expect(decodePng(readFileSync(shot)).width).toBe(width);
         }
