@@ -80,6 +80,28 @@ const contains = (c: Checks, name: string, p: Py, path: Py[], needle: string): b
   c.assert(name, () => py.pyIn(needle, at(p, ...path)), () => `${JSON.stringify(needle)} in ${show(at(p, ...path))}`);
 const all = (xs: boolean[]) => xs.every(Boolean);
 
+/** One field check of a v1 order, as `eq` runs it: its name, its path in the payload, the value it must equal. */
+type Field = readonly [name: string, path: Py[], want: Py];
+/** Every field check in order (all run: the source grader reports each field). */
+const fields = (c: Checks, p: Py, list: readonly Field[]): boolean[] => list.map(([name, path, want]) => eq(c, name, p, path, want));
+/** An active order for the patient (priority stat where the source rule asks it); names carry the source grader's prefix. */
+const activeOrder = (ref: py.PyDict, prefix = "", stat = false): Field[] => [
+  [`${prefix}status`, ["status"], "active"],
+  [`${prefix}intent`, ["intent"], "order"],
+  ...(stat ? [[`${prefix}priority`, ["priority"], "stat"] satisfies Field] : []),
+  [`${prefix}subject`, ["subject"], ref],
+];
+/** A medication coded by NDC. */
+const ndc = (code: string): Field[] => [
+  ["medication system", ["medicationCodeableConcept", "coding", 0n, "system"], "http://hl7.org/fhir/sid/ndc"],
+  ["medication code", ["medicationCodeableConcept", "coding", 0n, "code"], code],
+];
+/** A lab coded by LOINC. */
+const loinc = (code: string, prefix = ""): Field[] => [
+  [`${prefix}code system`, ["code", "coding", 0n, "system"], "http://loinc.org"],
+  [`${prefix}code`, ["code", "coding", 0n, "code"], code],
+];
+
 function url(c: Checks, r: Review, post: AcceptedPost, type: string): boolean {
   const want = `${r.input.apiBase}${type}`;
   return c.add("POST URL", post.url === want, `${JSON.stringify(post.url)} ${post.url === want ? "==" : "!="} ${JSON.stringify(want)}`);
@@ -233,15 +255,14 @@ function magnesium(c: Checks, r: Review): boolean {
   const p = post.payload;
   return (
     all([
-      eq(c, "medication system", p, ["medicationCodeableConcept", "coding", 0n, "system"], "http://hl7.org/fhir/sid/ndc"),
-      eq(c, "medication code", p, ["medicationCodeableConcept", "coding", 0n, "code"], "0338-1715-40"),
+      ...fields(c, p, ndc("0338-1715-40")),
       contains(c, "authoredOn", p, ["authoredOn"], r.now.slice(0, 16)),
-      eq(c, "route", p, ["dosageInstruction", 0n, "route"], "IV"),
-      eq(c, "doseQuantity", p, ["dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity"], new PyDict([["value", dose], ["unit", "g"]])),
-      eq(c, "rateQuantity", p, ["dosageInstruction", 0n, "doseAndRate", 0n, "rateQuantity"], new PyDict([["value", dose], ["unit", "h"]])),
-      eq(c, "status", p, ["status"], "active"),
-      eq(c, "intent", p, ["intent"], "order"),
-      eq(c, "subject", p, ["subject"], r.ref),
+      ...fields(c, p, [
+        ["route", ["dosageInstruction", 0n, "route"], "IV"],
+        ["doseQuantity", ["dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity"], new PyDict([["value", dose], ["unit", "g"]])],
+        ["rateQuantity", ["dosageInstruction", 0n, "doseAndRate", 0n, "rateQuantity"], new PyDict([["value", dose], ["unit", "h"]])],
+        ...activeOrder(r.ref),
+      ]),
     ]) && inChart(c, r, "magnesium", orders)
   );
 }
@@ -267,31 +288,19 @@ function potassium(c: Checks, r: Review): boolean {
   const q = lab.payload;
   return (
     all([
-      eq(c, "medication system", p, ["medicationCodeableConcept", "coding", 0n, "system"], "http://hl7.org/fhir/sid/ndc"),
-      eq(c, "medication code", p, ["medicationCodeableConcept", "coding", 0n, "code"], "40032-917-01"),
+      ...fields(c, p, ndc("40032-917-01")),
       contains(c, "authoredOn", p, ["authoredOn"], r.now.slice(0, 16)),
       c.assert("route", () => py.pyStrip(py.pyLower(at(p, "dosageInstruction", 0n, "route"))) === "oral", () => `${show(at(p, "dosageInstruction", 0n, "route"))} is oral`),
       c.assert("dose", () => py.le(py.pyAbs(py.sub(at(p, "dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity", "value"), dose)), 0.1), () => `${show(at(p, "dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity", "value"))} within 0.1 of ${dose}`),
-      eq(c, "dose unit", p, ["dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity", "unit"], "mEq"),
-      eq(c, "status", p, ["status"], "active"),
-      eq(c, "intent", p, ["intent"], "order"),
-      eq(c, "subject", p, ["subject"], r.ref),
-      eq(c, "lab code system", q, ["code", "coding", 0n, "system"], "http://loinc.org"),
-      eq(c, "lab code", q, ["code", "coding", 0n, "code"], "2823-3"),
-      eq(c, "lab authoredOn", q, ["authoredOn"], r.now),
-      eq(c, "lab status", q, ["status"], "active"),
-      eq(c, "lab intent", q, ["intent"], "order"),
-      eq(c, "lab priority", q, ["priority"], "stat"),
-      eq(c, "lab subject", q, ["subject"], r.ref),
+      ...fields(c, p, [["dose unit", ["dosageInstruction", 0n, "doseAndRate", 0n, "doseQuantity", "unit"], "mEq"], ...activeOrder(r.ref)]),
+      ...fields(c, q, [...loinc("2823-3", "lab "), ["lab authoredOn", ["authoredOn"], r.now], ...activeOrder(r.ref, "lab ", true)]),
       contains(c, "lab occurrenceDateTime", q, ["occurrenceDateTime"], nextMorning(r.now)),
     ]) && inChart(c, r, "potassium", orders)
   );
 }
 
 function a1c(c: Checks, r: Review): boolean {
-  const a = f1.latestObservation(r.input.base, r.mrn, "A1C");
-  const yearAgo = py.fromIsoformat(r.now.replace(/^(\d{4})/, (y) => String(Number(y) - 1)));
-  const needed = !a || py.dtCmp(a.at, yearAgo) < 0;
+  const { last: a, due: needed } = f1.a1cDue(r.input.base, r.mrn, r.now);
   c.add("reference", true, a ? `latest A1C at ${a.time}${needed ? ": older than a year, reorder" : ": recent"}` : "no A1C: order one");
   const orders = mine(r, "a1c");
   if (!needed) return none(c, orders, "the last A1C is recent");
@@ -299,15 +308,7 @@ function a1c(c: Checks, r: Review): boolean {
   if (!post || !url(c, r, post, "ServiceRequest")) return false;
   const p = post.payload;
   return (
-    all([
-      eq(c, "code system", p, ["code", "coding", 0n, "system"], "http://loinc.org"),
-      eq(c, "code", p, ["code", "coding", 0n, "code"], "4548-4"),
-      eq(c, "authoredOn", p, ["authoredOn"], r.now),
-      eq(c, "status", p, ["status"], "active"),
-      eq(c, "intent", p, ["intent"], "order"),
-      eq(c, "priority", p, ["priority"], "stat"),
-      eq(c, "subject", p, ["subject"], r.ref),
-    ]) && inChart(c, r, "a1c", orders)
+    all(fields(c, p, [...loinc("4548-4"), ["authoredOn", ["authoredOn"], r.now], ...activeOrder(r.ref, "", true)])) && inChart(c, r, "a1c", orders)
   );
 }
 

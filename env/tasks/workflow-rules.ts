@@ -3,9 +3,9 @@
 // fact functions) and the clinician's words for it.
 import type { FhirReader } from "../fhir/index.ts";
 import { magnesiumBranch } from "./branches.ts";
-import { birthDate, hoursBefore, latestObservation } from "./facts/v1.ts";
+import { a1cDue, birthDate, hoursBefore, latestObservation } from "./facts/v1.ts";
 import * as v2 from "./facts/v2.ts";
-import { dtCmp, fromIsoformat, ge } from "../python/index.ts";
+import { ge } from "../python/index.ts";
 
 export type RuleKind = "order" | "report";
 
@@ -36,6 +36,25 @@ export interface WorkflowRule {
 
 const order = (branch: string, needsOrder: boolean): RuleState => ({ branch, needsOrder });
 const report = (branch: string): RuleState => ({ branch, needsOrder: false });
+type State = WorkflowRule["state"];
+
+/** A rule's state from its source grader's fact at NOW. */
+function atNow<F>(fact: (r: FhirReader, mrn: string, now: string) => F, state: (f: F) => RuleState): State {
+  return (r, mrn, now) => state(fact(r, mrn, now));
+}
+
+/** A rule's state from its source grader's fact of the patient alone (NOW plays no part). */
+function ofPatient<F>(fact: (r: FhirReader, mrn: string) => F, state: (f: F) => RuleState): State {
+  return (r, mrn) => state(fact(r, mrn));
+}
+
+/** The rules that order when the last one is missing or too old: "no-<x>", "<x>-old" (order) or "<x>-recent". */
+function byAge<F extends { last?: unknown }>(x: string, fact: (r: FhirReader, mrn: string, now: string) => F, due: (f: F) => boolean): State {
+  return atNow(fact, (f) => order(!f.last ? `no-${x}` : due(f) ? `${x}-old` : `${x}-recent`, due(f)));
+}
+
+/** Report keys whose answer is a number, or null when the chart has none. */
+const numbers = (...keys: string[]) => keys.map((key) => ({ key, format: "number, or null when none" }));
 
 export const WORKFLOW_RULES: readonly WorkflowRule[] = [
   {
@@ -43,10 +62,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     source: "mab-v2 task1",
     kind: "order",
     conflicts: ["renal-mass"],
-    state: (r, mrn, now) => {
-      const f = v2.ctFollowUp(r, mrn, now);
-      return order(!f.last ? "no-ct" : f.required ? "ct-old" : "ct-recent", f.required);
-    },
+    state: byAge("ct", v2.ctFollowUp, (f) => f.required),
     asks: [
       "if the last CT (IMGCT0491 or IMGIL0001) is more than a year old or missing, order a CT abdomen/pelvis (74177) for renal mass follow-up",
       "make sure renal mass surveillance imaging is current: no CT in the past 12 months means a new CT 74177 with the indication 'Renal mass follow-up'",
@@ -57,11 +73,9 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "dvt-prophylaxis",
     source: "mab-v2 task2",
     kind: "order",
-    state: (r, mrn) => {
-      const f = v2.dvtProphylaxis(r, mrn);
-      const branch = f.needCreate ? (f.needStops > 0 ? "create-and-stop" : "create") : f.needStops > 0 ? "stop-duplicates" : "one-heparin";
-      return order(branch, f.needCreate || f.needStops > 0);
-    },
+    state: ofPatient(v2.dvtProphylaxis, (f) =>
+      order(f.needCreate ? (f.needStops > 0 ? "create-and-stop" : "create") : f.needStops > 0 ? "stop-duplicates" : "one-heparin", f.needCreate || f.needStops > 0),
+    ),
     asks: [
       "check DVT prophylaxis: the patient should be on exactly one anticoagulant, heparin 5,000 units SC q8h; start it if missing and stop any other active anticoagulant",
       "sort out anticoagulation: keep (or start) heparin 5000 units subcutaneous every 8 hours as the only active anticoagulant and discontinue duplicates",
@@ -73,10 +87,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     source: "mab-v2 task4",
     kind: "order",
     excluded: { "removal-ordered": "the V2 tools cannot list existing orders, so no agent can see the removal order in the tool protocol" },
-    state: (r, mrn, now) => {
-      const f = v2.catheterDwell(r, mrn, now);
-      return order(!f.last ? "no-catheter" : !f.over48h ? "catheter-48h-or-less" : f.removalRequired ? "remove" : "removal-ordered", f.removalRequired);
-    },
+    state: atNow(v2.catheterDwell, (f) => order(!f.last ? "no-catheter" : !f.over48h ? "catheter-48h-or-less" : f.removalRequired ? "remove" : "removal-ordered", f.removalRequired)),
     asks: [
       "if a urinary catheter (NUR1373) has been in for more than 48 hours with no removal order, order its removal",
       "review the urinary catheter: past 48 hours of dwell without an active removal order needs a removal order (code NUR1373)",
@@ -88,10 +99,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     source: "mab-v2 task5",
     kind: "order",
     conflicts: ["ct-follow-up"],
-    state: (r, mrn, now) => {
-      const f = v2.renalMass(r, mrn, now);
-      return order(!f.diagnosis ? "no-c64.2" : !f.lastCt ? "no-ct" : f.needsOrders ? "ct-old" : "ct-recent", f.needsOrders);
-    },
+    state: atNow(v2.renalMass, (f) => order(!f.diagnosis ? "no-c64.2" : !f.lastCt ? "no-ct" : f.needsOrders ? "ct-old" : "ct-recent", f.needsOrders)),
     asks: [
       "if there is a left renal malignancy (C64.2) and no CT abdomen/pelvis in the last 3 months, order a CT (74177) and an Interventional Radiology referral (CON417)",
       "act on the renal mass follow-up: with a C64.2 diagnosis and the last CT (IMGCT0491, IMGIL0001 or 74177) older than 90 days or missing, order CT 74177 plus an IR referral CON417",
@@ -102,10 +110,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "thyroid",
     source: "mab-v2 task6",
     kind: "order",
-    state: (r, mrn) => {
-      const f = v2.thyroid(r, mrn);
-      return order(f.branchA ? "branch-a" : f.branchB ? "branch-b" : "neither", f.branchA || f.branchB);
-    },
+    state: ofPatient(v2.thyroid, (f) => order(f.branchA ? "branch-a" : f.branchB ? "branch-b" : "neither", f.branchA || f.branchB)),
     asks: [
       "apply the thyroid protocol: two TSH > 10 at least 30 days apart means levothyroxine 25 mcg daily plus repeat TSH and FT4; latest TSH 4.5-10 with a normal FT4 (0.8-1.8) means repeat TSH and FT4 only",
       "review TSH and free T4 per protocol (TSH > 10 twice, >= 30 days apart: start levothyroxine 25 mcg and recheck TSH/FT4; TSH 4.5-10 with FT4 0.8-1.8: recheck TSH/FT4 without medication)",
@@ -116,10 +121,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "qtc",
     source: "mab-v2 task7",
     kind: "order",
-    state: (r, mrn) => {
-      const f = v2.qtc(r, mrn);
-      return order(!f.hasQtc ? "no-qtc" : f.prolonged ? "qtc-prolonged" : "qtc-normal", f.prolonged);
-    },
+    state: ofPatient(v2.qtc, (f) => order(!f.hasQtc ? "no-qtc" : f.prolonged ? "qtc-prolonged" : "qtc-normal", f.prolonged)),
     asks: [
       "if the latest QTc is over 500 ms, stop the active QT-prolonging drugs and order a 12-lead ECG (445118002)",
       "check the QTc: above 500 ms needs a follow-up ECG (SNOMED 445118002) and the QT-prolonging medications stopped",
@@ -130,10 +132,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "naloxone",
     source: "mab-v2 task8",
     kind: "order",
-    state: (r, mrn) => {
-      const f = v2.naloxone(r, mrn);
-      return order(f.needsNaloxone ? "needs-naloxone" : f.opioids > 0 ? "opioid-with-naloxone" : "no-opioid", f.needsNaloxone);
-    },
+    state: ofPatient(v2.naloxone, (f) => order(f.needsNaloxone ? "needs-naloxone" : f.opioids > 0 ? "opioid-with-naloxone" : "no-opioid", f.needsNaloxone)),
     asks: [
       "make sure any active opioid is covered by naloxone; order naloxone 4 mg nasal spray if not",
       "check opioid safety: active opioid orders without a naloxone prescription need naloxone nasal spray 4 mg",
@@ -144,10 +143,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "flu-vaccine",
     source: "mab-v2 task9",
     kind: "order",
-    state: (r, mrn, now) => {
-      const f = v2.fluVaccine(r, mrn, now);
-      return order(!f.last ? "no-flu" : f.needsVaccine ? "flu-old" : "flu-recent", f.needsVaccine);
-    },
+    state: byAge("flu", v2.fluVaccine, (f) => f.needsVaccine),
     asks: [
       "order an influenza vaccine (90686) if the last one was more than 365 days ago or never given",
       "bring the flu shot up to date: none in the past 365 days means an influenza vaccine order, CPT 90686",
@@ -158,10 +154,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "covid-booster",
     source: "mab-v2 task10",
     kind: "order",
-    state: (r, mrn, now) => {
-      const f = v2.covidBooster(r, mrn, now);
-      return order(!f.last ? "no-covid" : f.needsBooster ? "covid-old" : "covid-recent", f.needsBooster);
-    },
+    state: byAge("covid", v2.covidBooster, (f) => f.needsBooster),
     asks: [
       "order a COVID-19 booster if the last dose was more than 12 months ago or there is none",
       "check COVID-19 vaccination: no dose in the past 365 days means a booster order (CPT 91320)",
@@ -202,12 +195,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     id: "a1c",
     source: "mab-v1 task10",
     kind: "order",
-    state: (r, mrn, now) => {
-      const a = latestObservation(r, mrn, "A1C");
-      const yearAgo = fromIsoformat(now.replace(/^(\d{4})/, (y) => String(Number(y) - 1)));
-      const old = a !== undefined && dtCmp(a.at, yearAgo) < 0;
-      return order(!a ? "no-a1c" : old ? "a1c-old" : "a1c-recent", !a || old);
-    },
+    state: byAge("a1c", a1cDue, (f) => f.due),
     asks: [
       "order a new HbA1C (LOINC 4548-4, stat) if the last one is more than a year old or missing",
       "check when HbA1C was last measured: older than one year, or never, means a stat HbA1C order",
@@ -237,10 +225,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     },
     asks: ["report the average heart rate over the last 6 and 12 hours", "give me the mean heart rate for the past 6 h and the past 12 h"],
     hints: "Heart rate code 'HEARTRATE'; a window includes readings from NOW minus 6 (or 12) hours up to NOW.",
-    keys: [
-      { key: "heart_rate_6h", format: "number, or null when none" },
-      { key: "heart_rate_12h", format: "number, or null when none" },
-    ],
+    keys: numbers("heart_rate_6h", "heart_rate_12h"),
   },
   {
     id: "glucose-latest",
@@ -249,7 +234,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     state: (r, mrn) => report(latestObservation(r, mrn, "GLU") ? "glu" : "no-glu"),
     asks: ["report the most recent CBG", "tell me the last capillary glucose value"],
     hints: "CBG code 'GLU' (mg/dL).",
-    keys: [{ key: "glucose_latest", format: "number, or null when none" }],
+    keys: numbers("glucose_latest"),
   },
   {
     id: "glucose-mean",
@@ -258,7 +243,7 @@ export const WORKFLOW_RULES: readonly WorkflowRule[] = [
     state: (r, mrn, now) => report(latestObservation(r, mrn, "GLU", hoursBefore(now, 24)) ? "glu-24h" : "no-glu-24h"),
     asks: ["report the mean CBG over the last 24 hours", "give me the average capillary glucose of the past 24 hours"],
     hints: "CBG code 'GLU' (mg/dL); the 24 h window starts at NOW minus 24 hours.",
-    keys: [{ key: "glucose_mean_24h", format: "number, or null when none" }],
+    keys: numbers("glucose_mean_24h"),
   },
 ];
 

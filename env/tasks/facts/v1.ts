@@ -38,6 +38,14 @@ export function hoursBefore(now: string, hours: number): PyDatetime {
   return addUs(fromIsoformat(now), -hours * HOUR_US);
 }
 
+/** HbA1C at `now`, the workflows restatement of task10's rule: the latest A1C, and whether it is missing or
+ *  older than a year (the same date and time a year before NOW), so that a new one is due. */
+export function a1cDue(reader: FhirReader, mrn: string, now: string): { last: Measurement | undefined; due: boolean } {
+  const last = latestObservation(reader, mrn, "A1C");
+  const yearAgo = fromIsoformat(now.replace(/^(\d{4})/, (y) => String(Number(y) - 1)));
+  return { last, due: !last || dtCmp(last.at, yearAgo) < 0 };
+}
+
 /** birthDate of the first Patient found by identifier (KeyError/IndexError when none, like the official grader). */
 export const birthDate = baseFact(function birthDate(reader: FhirReader, mrn: string): string {
   let hits;
