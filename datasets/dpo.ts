@@ -2,10 +2,8 @@
 // one per pair of a correct and a failed trajectory of the same task prompt (preference.ts pairs them).
 import { z } from "zod";
 import { toolCallProblems } from "./checks.ts";
-import { firstAssistant, pairId, sharedPrompt, upToLastAssistant } from "./preference.ts";
-import { jsonValue, TrlMessage, TrlRow, TrlTool } from "./schema.ts";
-
-const Messages = z.array(jsonValue(TrlMessage)).min(1);
+import { firstAssistant, pairId, PreferenceMessages as Messages, sharedPrompt, TaskColumns, taskColumns, upToLastAssistant } from "./preference.ts";
+import { jsonValue, TrlRow, TrlTool } from "./schema.ts";
 
 export const DpoRow = z.strictObject({
   /** The messages both trajectories share, up to the first assistant turn where they part. */
@@ -19,14 +17,7 @@ export const DpoRow = z.strictObject({
   /** The two episodes' ids (the `id` of their SFT rows). */
   chosen_id: z.string().regex(/^[0-9a-f]{24}$/, "24 hex digits"),
   rejected_id: z.string().regex(/^[0-9a-f]{24}$/, "24 hex digits"),
-  task_id: TrlRow.shape.task_id,
-  suite: TrlRow.shape.suite,
-  type: TrlRow.shape.type,
-  branch: TrlRow.shape.branch,
-  kind: TrlRow.shape.kind,
-  patient: TrlRow.shape.patient,
-  patient_source: TrlRow.shape.patient_source,
-  protocol: TrlRow.shape.protocol,
+  ...TaskColumns,
   chosen_model: TrlRow.shape.model,
   rejected_model: TrlRow.shape.model,
   /** How the failed episode ended (completed with a wrong answer, invalid_action, limit_reached, ...). */
@@ -46,14 +37,7 @@ export function toDpoRow(chosen: TrlRow, rejected: TrlRow): DpoRow {
     id: pairId(chosen.id, rejected.id),
     chosen_id: chosen.id,
     rejected_id: rejected.id,
-    task_id: chosen.task_id,
-    suite: chosen.suite,
-    type: chosen.type,
-    branch: chosen.branch,
-    kind: chosen.kind,
-    patient: chosen.patient,
-    patient_source: chosen.patient_source,
-    protocol: chosen.protocol,
+    ...taskColumns(chosen),
     chosen_model: chosen.model,
     rejected_model: rejected.model,
     rejected_status: rejected.status,

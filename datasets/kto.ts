@@ -2,10 +2,8 @@
 // correct trajectories labelled true, failed ones of the same task prompts labelled false.
 import { z } from "zod";
 import { toolCallProblems } from "./checks.ts";
-import { firstAssistant, upToLastAssistant } from "./preference.ts";
-import { jsonValue, TrlMessage, TrlRow, TrlTool } from "./schema.ts";
-
-const Messages = z.array(jsonValue(TrlMessage)).min(1);
+import { firstAssistant, PreferenceMessages as Messages, TaskColumns, taskColumns, upToLastAssistant } from "./preference.ts";
+import { jsonValue, TrlRow, TrlTool } from "./schema.ts";
 
 export const KtoRow = z.strictObject({
   /** The messages before the first assistant turn. */
@@ -17,14 +15,7 @@ export const KtoRow = z.strictObject({
   tools: jsonValue(z.array(TrlTool)).nullable(),
   /** The episode's id (the `id` of its SFT row). */
   id: TrlRow.shape.id,
-  task_id: TrlRow.shape.task_id,
-  suite: TrlRow.shape.suite,
-  type: TrlRow.shape.type,
-  branch: TrlRow.shape.branch,
-  kind: TrlRow.shape.kind,
-  patient: TrlRow.shape.patient,
-  patient_source: TrlRow.shape.patient_source,
-  protocol: TrlRow.shape.protocol,
+  ...TaskColumns,
   model: TrlRow.shape.model,
   reward: TrlRow.shape.reward,
   status: TrlRow.shape.status,
@@ -40,14 +31,7 @@ export function toKtoRow(row: TrlRow, label: boolean): KtoRow {
     label,
     tools: row.tools,
     id: row.id,
-    task_id: row.task_id,
-    suite: row.suite,
-    type: row.type,
-    branch: row.branch,
-    kind: row.kind,
-    patient: row.patient,
-    patient_source: row.patient_source,
-    protocol: row.protocol,
+    ...taskColumns(row),
     model: row.model,
     reward: row.reward,
     status: row.status,

@@ -3,9 +3,27 @@
 // input order), and how a conversation splits into a prompt and a completion.
 import { createHash } from "node:crypto";
 import { groupBy } from "../env/util/index.ts";
+import { z } from "zod";
 import { canonicalJson } from "./convert.ts";
 import type { Entry } from "./scan.ts";
-import type { TrlMessage } from "./schema.ts";
+import { jsonValue, TrlMessage, TrlRow } from "./schema.ts";
+
+/** A prompt or completion of a dpo or kto row: messages as in the SFT rows. */
+export const PreferenceMessages = z.array(jsonValue(TrlMessage)).min(1);
+
+/** The columns a dpo or kto row carries over from its SFT row (a pair: the chosen one's), in row order. */
+export const TaskColumns = TrlRow.pick({ task_id: true, suite: true, type: true, branch: true, kind: true, patient: true, patient_source: true, protocol: true }).shape;
+
+export const taskColumns = (row: TrlRow) => ({
+  task_id: row.task_id,
+  suite: row.suite,
+  type: row.type,
+  branch: row.branch,
+  kind: row.kind,
+  patient: row.patient,
+  patient_source: row.patient_source,
+  protocol: row.protocol,
+});
 
 const bySample = (a: Entry, b: Entry) => a.sample - b.sample || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
