@@ -65,10 +65,10 @@ def test_rollout_func_from_token_rows_feeds_grpo_one_step(built: Path, tmp_path:
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     from datasets import Dataset
     from transformers import PreTrainedTokenizerFast
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import qwen3_chat_template
 
-    from tiny_lm import tiny_model
+    from tiny_lm import tiny_grpo_config, tiny_model
 
     rows = token_rows(built)
     by_prompt: Dict[str, List[Dict[str, Any]]] = {}
@@ -105,20 +105,7 @@ def test_rollout_func_from_token_rows_feeds_grpo_one_step(built: Path, tmp_path:
     def row_reward(completions: List[Any], reward: List[float], **_: Any) -> List[float]:
         return list(reward)
 
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=max(len(r["completion_ids"]) for r in pairs[0]),
-        max_steps=1,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        seed=0,
-        shuffle_dataset=False,
-    )
+    args = tiny_grpo_config(tmp_path / "out", max_completion_length=max(len(r["completion_ids"]) for r in pairs[0]), max_steps=1)
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,

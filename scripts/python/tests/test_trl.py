@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 from conftest import TOKEN, ChildServer
 from ehrgym import Client
 from ehrgym.trl import environment, prompt_dataset, score_reward
-from tiny_lm import scripted_pair
+from tiny_lm import scripted_pair, tiny_grpo_config
 
 
 def found_task1(client: Client) -> Dict[str, Any]:
@@ -23,7 +23,7 @@ def found_task1(client: Client) -> Dict[str, Any]:
 def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client, tmp_path: Any) -> None:
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     from transformers.utils import get_json_schema
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     dataset = prompt_dataset(server.url, token=TOKEN, type="task1", limit=2)
     assert len(dataset) == 2 and all(row["prompt"][-1]["role"] == "user" for row in dataset)
@@ -51,21 +51,7 @@ def test_grpo_trainer_plays_server_episodes(server: ChildServer, client: Client,
             return reward
 
     tokenizer, model = scripted_pair({"name": "finish", "arguments": {"value": answer}}, seed=0)
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=24,
-        max_tool_calling_iterations=2,
-        max_steps=2,
-        learning_rate=1e-3,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        seed=0,
-        shuffle_dataset=False,
-    )
+    args = tiny_grpo_config(tmp_path, max_completion_length=24, max_tool_calling_iterations=2, max_steps=2)
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
@@ -143,7 +129,7 @@ def test_an_invalid_tool_call_answers_why_the_episode_ended(server: ChildServer,
 
 def test_grpo_trainer_shows_the_model_an_invalid_calls_error(server: ChildServer, client: Client, tmp_path: Any) -> None:
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     dataset = prompt_dataset(server.url, token=TOKEN, type="task1", limit=1)
     expected = protocol_error(client, dataset[0]["task_id"], INVALID_CALL)
@@ -154,20 +140,8 @@ def test_grpo_trainer_shows_the_model_an_invalid_calls_error(server: ChildServer
         return [0.0] * len(completions)
 
     tokenizer, model = scripted_pair(INVALID_CALL, seed=0)
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=512,  # the tool answers are in the completion: one token per byte
-        max_tool_calling_iterations=2,
-        max_steps=1,
-        learning_rate=1e-3,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        seed=0,
-        shuffle_dataset=False,
-    )
+    # max_completion_length: the tool answers are in the completion, one token per byte
+    args = tiny_grpo_config(tmp_path, max_completion_length=512, max_tool_calling_iterations=2, max_steps=1)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[seen], train_dataset=dataset, environment_factory=environment(server.url, token=TOKEN), args=args)
     trainer.train()
 

@@ -104,3 +104,24 @@ def save_pair(tokenizer: Any, model: Any, folder: Path) -> Path:
     tokenizer.save_pretrained(str(folder))
     model.save_pretrained(str(folder))
     return folder
+
+
+def tiny_grpo_config(output_dir: Any, **settings: Any) -> Any:
+    """TRL's GRPOConfig for a tiny training run on CPU: two generations of one prompt per batch, seed 0,
+    the dataset's order, a log line every step, nothing saved or reported. `settings` add to or
+    override these (max_steps, max_completion_length, ...)."""
+    from trl import GRPOConfig
+
+    base: Dict[str, Any] = dict(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        seed=0,
+        shuffle_dataset=False,
+    )
+    return GRPOConfig(**{**base, **settings})
