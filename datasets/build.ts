@@ -17,7 +17,7 @@ import { PREFERENCE_FORMATS, writePreferenceConfigs, type PreferenceFormat } fro
 import { scan, type Entry } from "./scan.ts";
 import { TrlRow } from "./schema.ts";
 import { writeSplit } from "./shards.ts";
-import { TokensWriter, type TokensCard } from "./tokens.ts";
+import { TokensConfig } from "./tokens.ts";
 import { writeFolderAtomic } from "../env/util/index.ts";
 
 export type Format = "trl" | "openai" | "arrow" | "tokens" | PreferenceFormat;
@@ -157,7 +157,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     let openaiSkipped = 0;
     let example: TrlRow | undefined;
     let written = 0;
-    const tokensCard: TokensCard | undefined = o.formats.includes("tokens") ? { splits: [], skipped: 0, reasons: [] } : undefined;
+    const tokens = o.formats.includes("tokens") ? new TokensConfig(dir, { arrow: o.formats.includes("arrow"), shardRows: o.shardRows }) : undefined;
     let rowsOut = 0;
     // Writing is synchronous: let a signal handler run now and then.
     const checkStop = async () => {
@@ -173,7 +173,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     for (const sp of plan.splits) {
       if (!sp.entries.length) continue;
       const openai = o.formats.includes("openai") ? new HashedFile(join(dir, "openai", `${sp.name}.jsonl`), `openai/${sp.name}.jsonl`) : undefined;
-      const tokens = tokensCard && new TokensWriter(dir, sp.name, sp.entries.length, o.shardRows, tokensCard);
+      tokens?.startSplit(sp.name);
       const w = await writeSplit(dir, "data", sp.name, sp.entries, {
         schema: TrlRow,
         arrow: o.formats.includes("arrow"),
@@ -195,7 +195,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
         },
       });
       files.push(...w.files);
-      if (tokens) files.push(...tokens.close());
+      if (tokens) files.push(...tokens.endSplit());
       const cs: CardSplit = w.split;
       if (openai) {
         const entry = openai.close();
@@ -204,10 +204,9 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       }
       cardSplits.push(cs);
     }
-    if (tokensCard) {
-      const rows = tokensCard.splits.reduce((n, t) => n + t.rows, 0);
-      if (rows === 0) throw new DatasetError(`--format tokens: none of the ${kept} kept trajectories has a token sequence (${tokensCard.reasons[0] ?? "no captured tokens"}); roll out with --capture tokens against a vLLM-compatible endpoint`);
-      log(`tokens: ${rows} trajectories${tokensCard.skipped ? `, ${tokensCard.skipped} without a token sequence (first: ${tokensCard.reasons[0]})` : ""}`);
+    if (tokens) {
+      if (tokens.rows === 0) throw new DatasetError(`--format tokens: none of the ${kept} kept trajectories has a token sequence (${tokens.reasons[0] ?? "no captured tokens"}); roll out with --capture tokens against a vLLM-compatible endpoint`);
+      log(`tokens: ${tokens.rows} trajectories${tokens.skipped ? `, ${tokens.skipped} without a token sequence (first: ${tokens.reasons[0]})` : ""}`);
     }
     const prefs = preferences.length
       ? await writePreferenceConfigs(dir, {
@@ -227,6 +226,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
         })
       : undefined;
     if (prefs) files.push(...prefs.files);
+    const configs = [...(prefs?.configs ?? []), ...(tokens ? [tokens.config] : [])];
     o.inputs.forEach((path, i) => {
       const now = statSync(path);
       if (now.size !== stamps[i]!.size || now.mtimeMs !== stamps[i]!.mtimeMs) throw new DatasetError(`${path} changed during the build; run it again`);
@@ -291,8 +291,8 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       noPatient: finalEntries.filter((e) => !e.patient).length,
       patientSources: [...new Set(finalEntries.map((e) => e.patientSource))].sort(),
       seeds: metaSeeds(o.inputs),
-      ...(tokensCard ? { tokens: tokensCard } : {}),
-      configs: prefs?.configs ?? [],
+      ...(tokens ? { tokens: { rows: tokens.rows, skipped: tokens.skipped } } : {}),
+      configs,
       ...(example ? { example } : {}),
     });
     const cardBytes = Buffer.from(card);
@@ -308,7 +308,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       inputs: s.inputs,
       held_out: heldOut,
       splits: nonEmpty.map((sp) => ({ name: sp.name, rows: sp.entries.length })),
-      ...(prefs ? { configs: prefs.configs.map((c) => ({ name: c.name, splits: c.splits.map((sp) => ({ name: sp.name, rows: sp.rows })) })) } : {}),
+      ...(configs.length ? { configs: configs.map((c) => ({ name: c.name, splits: c.splits.map((sp) => ({ name: sp.name, rows: sp.rows })) })) } : {}),
       counts: stats,
       files,
     };

@@ -9,11 +9,11 @@ import { renderChat } from "./render.ts";
 import type { SourceInfo } from "./scan.ts";
 import type { TrlRow } from "./schema.ts";
 import type { SplitFiles } from "./shards.ts";
-import { tokensCardParts, type TokensCard } from "./tokens.ts";
+import { tokensSection, type TokensCard } from "./tokens.ts";
 
 export type CardSplit = SplitFiles;
 
-/** A config beside the default (SFT) one: a preference format, its files in the folder of its name. */
+/** A config beside the default (SFT) one: a preference format or tokens, its files in the folder of its name. */
 export interface CardConfig {
   name: string;
   folder: string;
@@ -43,7 +43,7 @@ export interface CardInput {
   seeds: number[];
   example?: TrlRow;
   tokens?: TokensCard;
-  /** Preference configs (formats dpo, kto) beside the default one. */
+  /** Configs beside the default one (formats dpo, kto, tokens), in the card's order. */
   configs?: CardConfig[];
 }
 
@@ -79,15 +79,13 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
     { config_name: "default", default: true, data_files: dataFiles(c.splits) },
     ...extra.map((x) => ({ config_name: x.name, data_files: dataFiles(x.splits) })),
   ];
-  const tokens = c.tokens && tokensCardParts(c.tokens);
-  if (tokens) configs.push(tokens.config);
   const info = (features: unknown, splits: CardSplit[]) => ({
     features,
     splits: splits.map((s) => ({ name: s.name, num_bytes: bytesOf(s), num_examples: s.rows })),
     download_size: splits.reduce((n, s) => n + bytesOf(s), 0),
     dataset_size: splits.reduce((n, s) => n + bytesOf(s), 0),
   });
-  const tags = ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", ...extra.map((x) => x.name), "medagentbench"];
+  const tags = ["medical", "fhir", "ehr", "agents", "tool-calling", "sft", ...extra.flatMap((x) => (x.name === "tokens" ? [] : [x.name])), "medagentbench"];
   return {
     license: c.license,
     language: ["en"],
@@ -97,7 +95,10 @@ export function cardHeader(c: CardInput): Record<string, unknown> {
     pretty_name: "Clinical EHR agent trajectories (ehrgym, MedAgentBench tasks)",
     configs,
     // one config: its info as a mapping; several: a list naming each config, as the Hub writes it
-    dataset_info: withConfigs([...extra.map((x) => ({ config_name: x.name, ...info(cardFeatures(x.schema), x.splits) })), ...(tokens ? [tokens.info] : [])], info(cardFeatures(), c.splits)),
+    dataset_info: withConfigs(
+      extra.map((x) => ({ config_name: x.name, ...info(cardFeatures(x.schema), x.splits) })),
+      info(cardFeatures(), c.splits),
+    ),
   };
 }
 
@@ -208,7 +209,7 @@ export function renderCard(c: CardInput): string {
     "trainer.train()",
     "```",
     "OpenAI fine-tuning: upload `openai/train.jsonl` (and `openai/validation.jsonl` when present) as is: `openai api files.create -f openai/train.jsonl -p fine-tune`.",
-    ...(c.tokens ? tokensCardParts(c.tokens).section : []),
+    ...(c.tokens ? tokensSection(c.tokens) : []),
     `## Licence`,
     `${c.license}. ${patients}`,
   ];
@@ -219,7 +220,7 @@ const FAILED = "failed trajectories of the same task prompt (reward 0, ended by 
 
 /** The card's section on the dpo and kto configs: how rows were chosen and paired, counts, loading. */
 function preferenceSection(c: CardInput): string[] {
-  const configs = c.configs ?? [];
+  const configs = (c.configs ?? []).filter((x) => x.name === "dpo" || x.name === "kto");
   if (!configs.length) return [];
   const st = c.stats;
   const p = c.options.pairs_per_task ?? 0;

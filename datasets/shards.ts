@@ -1,7 +1,10 @@
-// One shard of a config's split: its JSONL file and, when Arrow is built, the same rows as an Arrow
-// stream. Closed shards are renamed to carry a hash of their content: `datasets` keys its cache of a
-// local folder on the files' names and sizes, so a rebuild whose rows differ only in same-length
-// values (random Bundle ids) would otherwise load the previous build's rows from the cache.
+// The one way a config's split is written: shards of at most --shard-rows rows, each a JSONL file and,
+// when Arrow is built, the same rows as an Arrow stream. Shard files carry a hash of their content in
+// their final names: `datasets` keys its cache of a local folder on the files' names and sizes, so a
+// rebuild whose rows differ only in same-length values (random Bundle ids) would otherwise load the
+// previous build's rows from the cache. A split may be written before its row count is known (the
+// tokens config keeps only the rows with a token sequence): shards are written under provisional
+// names and renamed to `-0000K-of-0000N-{hash}` when the split closes.
 import { createHash } from "node:crypto";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
@@ -13,24 +16,14 @@ import type { ManifestFile } from "./manifest.ts";
 /** `{split}-0000K-of-0000N-{hash}`: the hash is 16 hex digits of the shard's content. */
 export const SHARD_FILE = /^(.+)-\d{5}-of-\d{5}(?:-[0-9a-f]{16})?\.(jsonl|arrow)$/;
 
-export class Shard {
+class Shard {
   private readonly jsonl: HashedFile;
   private readonly arrow: ArrowStreamFile | undefined;
-  private readonly base: string;
 
-  /** `folder`: the config's folder in the dataset (data, dpo, kto); `schema`: its row schema. */
-  constructor(
-    private readonly dir: string,
-    private readonly folder: string,
-    split: string,
-    shard: number,
-    shards: number,
-    schema: z.ZodObject,
-    arrow: boolean,
-  ) {
-    this.base = shardName(split, shard, shards);
-    this.jsonl = new HashedFile(join(dir, folder, `${this.base}.jsonl`), `${folder}/${this.base}.jsonl`);
-    this.arrow = arrow ? new ArrowStreamFile(join(dir, folder, `${this.base}.arrow`), `${folder}/${this.base}.arrow`, schema) : undefined;
+  /** `base`: the shard's provisional path in the dataset, without extension. */
+  constructor(dir: string, base: string, schema: z.ZodObject, arrow: boolean) {
+    this.jsonl = new HashedFile(join(dir, `${base}.jsonl`), `${base}.jsonl`);
+    this.arrow = arrow ? new ArrowStreamFile(join(dir, `${base}.arrow`), `${base}.arrow`, schema) : undefined;
   }
 
   add(row: object): void {
@@ -39,18 +32,14 @@ export class Shard {
     this.arrow?.add(row, line.length);
   }
 
-  /** The shard's files (JSONL first), renamed to their content-hashed names. */
-  close(): ManifestFile[] {
+  /** The shard's files (JSONL first) under their provisional paths, and the hash of their content. */
+  close(): { files: ManifestFile[]; hash: string } {
     const files = [this.jsonl.close(), ...(this.arrow ? [this.arrow.close()] : [])];
     const hash = createHash("sha256")
       .update(files.map((f) => f.sha256).join(""))
       .digest("hex")
       .slice(0, 16);
-    return files.map((f) => {
-      const path = f.path.replace(/(\.[a-z]+)$/, `-${hash}$1`);
-      renameSync(join(this.dir, f.path), join(this.dir, path));
-      return { ...f, path };
-    });
+    return { files, hash };
   }
 }
 
@@ -63,35 +52,78 @@ export interface SplitFiles {
   openai?: string;
 }
 
+export interface SplitOptions {
+  /** The config's row schema (the Arrow schema and features are made from it). */
+  schema: z.ZodObject;
+  arrow: boolean;
+  shardRows: number;
+}
+
+/** Writes one split of a config (`folder`: data, dpo, kto, tokens) row by row; memory holds one Arrow batch. */
+export class SplitWriter {
+  private shard: Shard | undefined;
+  private inShard = 0;
+  private readonly closed: { files: ManifestFile[]; hash: string }[] = [];
+  rows = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly folder: string,
+    readonly split: string,
+    private readonly o: SplitOptions,
+  ) {}
+
+  add(row: object): void {
+    // Split names are letters, digits and _: `{split}-{k}.part` is no other split's file.
+    this.shard ??= new Shard(this.dir, `${this.folder}/${this.split}-${this.closed.length}.part`, this.o.schema, this.o.arrow);
+    this.shard.add(row);
+    this.rows++;
+    if (++this.inShard === this.o.shardRows) this.closeShard();
+  }
+
+  private closeShard(): void {
+    if (!this.shard) return;
+    this.closed.push(this.shard.close());
+    this.shard = undefined;
+    this.inShard = 0;
+  }
+
+  /** Renames the shards to their final names; returns the manifest entries and the card's split (no files for no rows). */
+  close(): { files: ManifestFile[]; split: SplitFiles } {
+    this.closeShard();
+    const files: ManifestFile[] = [];
+    const out: SplitFiles = { name: this.split, rows: this.rows, jsonl: { files: [], bytes: 0 }, ...(this.o.arrow ? { arrow: { files: [], bytes: 0 } } : {}) };
+    this.closed.forEach((shard, k) => {
+      for (const f of shard.files) {
+        const ext = f.path.slice(f.path.lastIndexOf("."));
+        const path = `${this.folder}/${shardName(this.split, k, this.closed.length)}-${shard.hash}${ext}`;
+        renameSync(join(this.dir, f.path), join(this.dir, path));
+        files.push({ ...f, path });
+        const list = ext === ".arrow" ? out.arrow! : out.jsonl;
+        list.files.push(path);
+        list.bytes += f.bytes;
+      }
+    });
+    return { files, split: out };
+  }
+}
+
 /**
- * Writes one split of a config in shards of at most `shardRows` rows, each item made into its row
- * only when written (memory holds one row and one Arrow batch). `each` sees every row before it is
- * written (progress, stopping, other formats). Returns the manifest entries and the card's split.
+ * Writes one split of a config from a list of items, each made into its row only when written. `each`
+ * sees every row before it is written (progress, stopping, other formats).
  */
 export async function writeSplit<E, T extends object>(
   dir: string,
   folder: string,
   split: string,
   items: readonly E[],
-  o: { schema: z.ZodObject; arrow: boolean; shardRows: number; row: (item: E) => T; each?: (row: T) => Promise<void> | void },
+  o: SplitOptions & { row: (item: E) => T; each?: (row: T) => Promise<void> | void },
 ): Promise<{ files: ManifestFile[]; split: SplitFiles }> {
-  const rows = items;
-  const files: ManifestFile[] = [];
-  const out: SplitFiles = { name: split, rows: rows.length, jsonl: { files: [], bytes: 0 }, ...(o.arrow ? { arrow: { files: [], bytes: 0 } } : {}) };
-  const shards = Math.ceil(rows.length / o.shardRows);
-  for (let k = 0; k < shards; k++) {
-    const shard = new Shard(dir, folder, split, k, shards, o.schema, o.arrow);
-    for (const item of rows.slice(k * o.shardRows, (k + 1) * o.shardRows)) {
-      const row = o.row(item);
-      await o.each?.(row);
-      shard.add(row);
-    }
-    for (const f of shard.close()) {
-      files.push(f);
-      const list = f.path.endsWith(".arrow") ? out.arrow! : out.jsonl;
-      list.files.push(f.path);
-      list.bytes += f.bytes;
-    }
+  const w = new SplitWriter(dir, folder, split, o);
+  for (const item of items) {
+    const row = o.row(item);
+    await o.each?.(row);
+    w.add(row);
   }
-  return { files, split: out };
+  return w.close();
 }

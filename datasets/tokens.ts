@@ -2,13 +2,14 @@
 // `rollout_func` returns for a sample: `prompt_ids` (the first call's prompt), `completion_ids` (every
 // completion, with the environment's tokens between them), `logprobs` (the sampled tokens' logprobs, 0
 // for environment tokens) and `env_mask` (1 model token, 0 environment token; TRL reads it as the
-// tool mask). Its own config (`tokens`), JSONL files under tokens/, features declared in the card.
+// tool mask). Its own config (`tokens`), files under tokens/ written like every config's (shards.ts:
+// JSONL, and Arrow when built), features declared in the card.
 import { z } from "zod";
 import { trajectoryTokens, type EpisodeRow } from "../rollout/index.ts";
-import { HashedFile, shardName } from "./files.ts";
-import { hfFeature } from "./features.ts";
+import type { CardConfig } from "./card.ts";
 import type { ManifestFile } from "./manifest.ts";
-import { jsonValue, rowColumns, TrlTool, type Column, type TrlRow } from "./schema.ts";
+import { jsonValue, TrlTool, type TrlRow } from "./schema.ts";
+import { SplitWriter, type SplitOptions } from "./shards.ts";
 
 const Id = z.int().min(0);
 /** A message as the endpoint received it (tool-call `arguments` a JSON string): what the ids render. */
@@ -65,87 +66,52 @@ export function toTokensRow(episode: EpisodeRow, trl: TrlRow): TokensRow | { rea
   };
 }
 
-function cardFeature(name: string, c: Column): Record<string, unknown> {
-  return c.kind === "list" ? { name, list: c.item.kind } : { name, dtype: c.kind };
-}
-const columns = () => rowColumns(TokensRow as unknown as z.ZodObject);
-export const tokensHfFeatures = () => Object.fromEntries(columns().map(([name, c]) => [name, hfFeature(c)]));
-export const tokensCardFeatures = () => columns().map(([name, c]) => cardFeature(name, c));
+/** The tokens config as a build writes it: a split at a time through shards.ts, beside the SFT rows. */
+export class TokensConfig {
+  readonly config: CardConfig = { name: "tokens", folder: TOKENS_DIR, schema: TokensRow, splits: [] };
+  /** Kept rows with no token sequence (no captured tokens, or a prompt that does not extend the previous turn), and the first reasons. */
+  skipped = 0;
+  readonly reasons: string[] = [];
+  private writer: SplitWriter | undefined;
 
-/** Per split: the shards written, and the rows left out with their first reasons. */
-export interface TokensSplit {
-  name: string;
-  rows: number;
-  bytes: number;
-  files: string[];
-}
-export interface TokensCard {
-  splits: TokensSplit[];
-  /** Rows with no token sequence (no captured tokens, or a prompt that does not extend the previous turn). */
-  skipped: number;
-  reasons: string[];
-}
+  constructor(
+    private readonly dir: string,
+    private readonly o: Omit<SplitOptions, "schema">,
+  ) {}
 
-/** Writes one split's tokens rows as JSONL shards of at most `shardRows` rows, as they are added. */
-export class TokensWriter {
-  private file: HashedFile | undefined;
-  private shard = 0;
-  private inShard = 0;
-  readonly split: TokensSplit;
-  readonly done: ManifestFile[] = [];
-
-  constructor(private readonly dir: string, name: string, private readonly total: number, private readonly shardRows: number, private readonly card: TokensCard) {
-    this.split = { name, rows: 0, bytes: 0, files: [] };
+  startSplit(name: string): void {
+    this.writer = new SplitWriter(this.dir, TOKENS_DIR, name, { ...this.o, schema: TokensRow });
   }
 
   add(episode: EpisodeRow, trl: TrlRow): void {
     const row = toTokensRow(episode, trl);
-    if ("reason" in row) {
-      this.card.skipped++;
-      if (this.card.reasons.length < 3) this.card.reasons.push(`${trl.suite}/${trl.task_id} sample ${trl.sample}: ${row.reason}`);
-      return;
-    }
-    if (!this.file) {
-      // Shard names count the split's kept rows, so the last shard's name is known when the first opens.
-      const name = shardName(this.split.name, this.shard, Math.max(1, Math.ceil(this.total / this.shardRows)));
-      this.file = new HashedFile(`${this.dir}/${TOKENS_DIR}/${name}.jsonl`, `${TOKENS_DIR}/${name}.jsonl`);
-    }
-    this.file.write(`${JSON.stringify(row)}\n`, 1);
-    this.split.rows++;
-    if (++this.inShard === this.shardRows) this.closeShard();
+    if (!("reason" in row)) return this.writer!.add(row);
+    this.skipped++;
+    if (this.reasons.length < 3) this.reasons.push(`${trl.suite}/${trl.task_id} sample ${trl.sample}: ${row.reason}`);
   }
 
-  private closeShard(): void {
-    if (!this.file) return;
-    const entry = this.file.close();
-    this.done.push(entry);
-    this.split.files.push(entry.path);
-    this.split.bytes += entry.bytes;
-    this.file = undefined;
-    this.shard++;
-    this.inShard = 0;
+  endSplit(): ManifestFile[] {
+    const w = this.writer!.close();
+    this.writer = undefined;
+    if (w.split.rows) this.config.splits.push(w.split);
+    return w.files;
   }
 
-  close(): ManifestFile[] {
-    this.closeShard();
-    if (this.split.rows) this.card.splits.push(this.split);
-    return this.done;
+  get rows(): number {
+    return this.config.splits.reduce((n, s) => n + s.rows, 0);
   }
 }
 
-/** The card's `tokens` config, its dataset_info entry, and its section. */
-export function tokensCardParts(t: TokensCard) {
-  const config = { config_name: "tokens", data_files: t.splits.map((s) => ({ split: s.name, path: `${TOKENS_DIR}/${s.name}-*.jsonl` })) };
-  const bytes = t.splits.reduce((n, s) => n + s.bytes, 0);
-  const info = {
-    config_name: "tokens",
-    features: tokensCardFeatures(),
-    splits: t.splits.map((s) => ({ name: s.name, num_bytes: s.bytes, num_examples: s.rows })),
-    download_size: bytes,
-    dataset_size: bytes,
-  };
-  const rows = t.splits.reduce((n, s) => n + s.rows, 0);
-  const section = [
+/** What the card says of the tokens config beside its files: its rows, and the kept rows without one. */
+export interface TokensCard {
+  rows: number;
+  skipped: number;
+}
+
+/** The card's section on the tokens config. */
+export function tokensSection(t: TokensCard): string[] {
+  const rows = t.rows;
+  return [
     "## Token-level rows (config `tokens`)",
     `${rows.toLocaleString("en-US")} trajectories as the endpoint tokenised and sampled them (\`ehrgym rollout --capture tokens\`: vLLM's \`return_token_ids\` and \`logprobs\`), in the shape TRL's GRPOTrainer \`rollout_func\` returns: \`prompt_ids\` (the first request's prompt), \`completion_ids\` (every assistant turn's sampled ids, its end-of-turn token included, with the environment's tokens between turns taken from the next request's prompt), \`logprobs\` (the sampled tokens' logprobs; 0 for environment tokens) and \`env_mask\` (1 for model tokens, 0 for environment tokens: pass it as \`env_mask\`, which TRL uses as its tool mask). \`prompt\` (the messages before the first assistant turn) and \`messages\` (the conversation as sent, tool-call \`arguments\` as JSON strings), \`tools\`, \`reward\` and the task columns come with them. ${t.skipped ? `${t.skipped.toLocaleString("en-US")} kept trajectories have no token row: a turn without captured tokens, or a prompt that does not extend the previous prompt + completion (a chat template that re-renders earlier turns, e.g. drops their reasoning), where the sampled tokens are not what the next turn was conditioned on.` : "Every kept trajectory has a token row."}`,
     "```python",
@@ -156,5 +122,4 @@ export function tokensCardParts(t: TokensCard) {
     '    return {k: [r[k] for r in rows] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask")}',
     "```",
   ];
-  return { config, info, section };
 }

@@ -17,8 +17,10 @@ import { KtoRow, ktoRowProblems } from "./kto.ts";
 import { PREFERENCE_SCHEMAS, type PreferenceFormat } from "./preference-configs.ts";
 import { TrlRow } from "./schema.ts";
 import { validateTokens } from "./tokens-validate.ts";
+import { TOKENS_DIR, TokensRow } from "./tokens.ts";
 import { SHARD_FILE } from "./shards.ts";
 import type { RowForHeldOut } from "./exclude.ts";
+import type { z } from "zod";
 
 const MAX_PROBLEMS = 50;
 
@@ -46,7 +48,7 @@ async function* jsonLines(abs: string, path: string, problem: (p: string) => voi
 
 type Checked = { problems: string[]; row?: RowForHeldOut & { id: string } };
 
-const schemaOfFolder = (folder: string) => (folder in PREFERENCE_SCHEMAS ? PREFERENCE_SCHEMAS[folder as PreferenceFormat] : TrlRow);
+const schemaOfFolder = (folder: string): z.ZodObject => (folder in PREFERENCE_SCHEMAS ? PREFERENCE_SCHEMAS[folder as PreferenceFormat] : folder === TOKENS_DIR ? TokensRow : TrlRow);
 
 /** Turns a --keep clean dataset must not train on: the invalid actions among `trained` messages. */
 function cleanProblems(keep: Keep, side: string, row: { protocol: "text" | "tools"; tools: readonly unknown[] | null }, trained: DpoRow["prompt"]): string[] {
@@ -84,6 +86,12 @@ function configChecks(name: string): ((json: unknown, keep: Keep) => Checked) | 
           row: { ...row, messages },
         };
       };
+    case "tokens":
+      return (json) => {
+        const parsed = TokensRow.safeParse(json);
+        if (!parsed.success) return { problems: [`field ${firstIssue(parsed.error, "(row)")}`] };
+        return { problems: [], row: parsed.data as TokensRow & RowForHeldOut };
+      };
     default:
       return undefined;
   }
@@ -113,6 +121,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
   const idsByFile = new Map<string, string[]>();
   let rows = 0;
   const configs = [{ name: "default", folder: "data" }, ...(manifest.configs ?? []).map((c) => ({ name: c.name, folder: c.name }))];
+  if (manifest.files.some((f) => f.path.startsWith(`${TOKENS_DIR}/`)) && !configs.some((c) => c.name === "tokens")) problem(`manifest.json: files under ${TOKENS_DIR}/ but no tokens config (a build of an older ehrgym: build it again)`);
   for (const config of configs) {
     const check = configChecks(config.name);
     if (!check) {
@@ -219,7 +228,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
       }
     }
   }
-  const tokens = await validateTokens(dir, manifest, problem, opts.tokenizer);
+  const tokens = await validateTokens(dir, manifest, opts.tokenizer);
   const warnings = untrained.rows
     ? [
         `${untrained.rows} rows of this --keep correct dataset hold ${untrained.turns} assistant turns that are not valid actions (first: ${untrained.first}); the trl and arrow files train on them as written: mask them, use the openai format (weight 0), or rebuild with --keep clean`,

@@ -64,10 +64,6 @@ async function runBuild(raw: unknown): Promise<number> {
   const { buildDataset } = await lib();
   const splits = splitSpecs(o);
   if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai, arrow, tokens, dpo and/or kto to it (e.g. --format trl,arrow,dpo,kto)");
-  // `datasets` reads every config of a folder with the builder its default config's files call for: with
-  // Arrow files there, the tokens config's JSON lines would be read as Arrow.
-  if (o.format.includes("tokens") && o.format.includes("arrow"))
-    throw new UserError("--format: tokens cannot be combined with arrow yet (datasets would read the tokens config's JSON lines with the Arrow builder the default config picks); use --format trl,tokens or trl,openai,tokens");
   // One line per pass: the input's MB read (pass 1), then the rows written (pass 2).
   const meters = new Map<BuildStage, Meter>();
   const progress = (stage: BuildStage, done: number, total: number) => {

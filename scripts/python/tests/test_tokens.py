@@ -1,5 +1,5 @@
 """Format tokens read by its real consumers: `datasets.load_dataset` reads the `tokens` config with the
-features the card declares, and a `rollout_func` built from the token rows feeds TRL's GRPOTrainer one
+features the card declares (from JSON lines, and from the Arrow files when the build wrote them), and a `rollout_func` built from the token rows feeds TRL's GRPOTrainer one
 step with a tiny model built here (its vocabulary covers the stand-in's o200k ids). The rows come from
 `ehrgym eval --capture tokens` against the stand-in teacher; nothing is downloaded."""
 
@@ -32,25 +32,28 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     finally:
         teacher.stop()
-    ds = tmp / "ds"
-    subprocess.run(CLI + ["dataset", "build", "--from", str(rows), "--out", str(ds), "--keep", "all", "--format", "trl,tokens", "--splits", "train", "--split-fractions", "1"], cwd=ROOT, check=True, capture_output=True, text=True)
-    return ds
+    for name, formats in (("ds", "trl,tokens"), ("ds-arrow", "trl,arrow,tokens")):
+        subprocess.run(CLI + ["dataset", "build", "--from", str(rows), "--out", str(tmp / name), "--keep", "all", "--format", formats, "--splits", "train", "--split-fractions", "1"], cwd=ROOT, check=True, capture_output=True, text=True)
+    return tmp / "ds"
 
 
 def token_rows(ds: Path) -> List[Dict[str, Any]]:
     return [json.loads(line) for path in sorted((ds / "tokens").glob("train-*.jsonl")) for line in path.read_text().splitlines() if line]
 
 
-def test_load_dataset_reads_the_tokens_config_with_its_features(built: Path) -> None:
+@pytest.mark.parametrize("folder", ["ds", "ds-arrow"])
+def test_load_dataset_reads_the_tokens_config_with_its_features(built: Path, folder: str) -> None:
     from datasets import Json, List as DList, Value, load_dataset
 
-    data = load_dataset(str(built), "tokens", split="train")
+    ds = built.parent / folder
+    assert sorted(p.suffix for p in (ds / "tokens").iterdir()) == ([".jsonl"] if folder == "ds" else [".arrow", ".jsonl"])
+    data = load_dataset(str(ds), "tokens", split="train")
     assert data.features["prompt_ids"] == DList(Value("int64"))
     assert data.features["completion_ids"] == DList(Value("int64"))
     assert data.features["logprobs"] == DList(Value("float64"))
     assert data.features["env_mask"] == DList(Value("int64"))
     assert data.features["prompt"] == DList(Json())
-    expected = token_rows(built)
+    expected = token_rows(ds)
     assert len(data) == len(expected) > 0
     for got, want in zip(data, expected):
         for key in ("id", "prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "prompt"):
@@ -58,7 +61,7 @@ def test_load_dataset_reads_the_tokens_config_with_its_features(built: Path) -> 
         assert len(got["completion_ids"]) == len(got["logprobs"]) == len(got["env_mask"])
         assert 1 in got["env_mask"]
     # The default config is still the SFT rows.
-    assert "messages" in load_dataset(str(built), split="train").column_names
+    assert "messages" in load_dataset(str(ds), split="train").column_names
 
 
 def test_rollout_func_from_token_rows_feeds_grpo_one_step(built: Path, tmp_path: Path) -> None:
