@@ -17,6 +17,7 @@ import { PREFERENCE_FORMATS, writePreferenceConfigs, type PreferenceFormat } fro
 import { scan, type Entry } from "./scan.ts";
 import { TrlRow } from "./schema.ts";
 import { writeSplit } from "./shards.ts";
+import type { TextTokenizer } from "./tokenizer.ts";
 import { TokensConfig } from "./tokens.ts";
 import { writeFolderAtomic } from "../env/util/index.ts";
 
@@ -37,6 +38,10 @@ export interface BuildOptions {
   formats: Format[];
   /** Assistant turns' reasoning: kept as `reasoning_content`, or dropped (the default). */
   reasoning?: ReasoningRule;
+  /** Rows are measured in its tokens (the card's length figures); else in characters. */
+  tokenizer?: TextTokenizer;
+  /** Drops every row whose conversation is longer than this many tokens of `tokenizer` (which it needs). */
+  maxTokens?: number;
   name: string;
   license: string;
   shardRows: number;
@@ -86,6 +91,7 @@ function checkOut(out: string, o: BuildOptions): void {
 export async function buildDataset(o: BuildOptions) {
   const log = o.log ?? (() => {});
   const out = resolve(o.out);
+  if (o.maxTokens !== undefined && !o.tokenizer) throw new DatasetError(`--max-tokens ${o.maxTokens}: give --tokenizer tokenizer.json, the tokenizer to count tokens with`);
   checkOut(out, o);
   const sources = o.excludeMrnsFrom.map(readExcludeFile);
   mkdirSync(dirname(out), { recursive: true });
@@ -127,7 +133,16 @@ class RowReader {
 async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeof readExcludeFile>[], log: (line: string) => void) {
   const stamps = o.inputs.map((p) => statSync(p)).map((s) => ({ size: s.size, mtimeMs: s.mtimeMs }));
   const preferences = o.formats.filter((f): f is PreferenceFormat => (PREFERENCE_FORMATS as readonly string[]).includes(f));
-  const filter = { keep: o.keep, ...(o.minReward !== undefined ? { minReward: o.minReward } : {}), dedupe: o.dedupe, heldOut: new HeldOut(sources), preferences: preferences.length > 0 };
+  const filter = {
+    keep: o.keep,
+    ...(o.minReward !== undefined ? { minReward: o.minReward } : {}),
+    dedupe: o.dedupe,
+    heldOut: new HeldOut(sources),
+    preferences: preferences.length > 0,
+    reasoning: o.reasoning ?? "drop",
+    ...(o.tokenizer ? { tokenizer: o.tokenizer } : {}),
+    ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+  };
   const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)), o.signal);
   for (const line of s.badExamples) log(`skipped ${line}`);
   if (s.bad > s.badExamples.length) log(`skipped ${s.bad - s.badExamples.length} more rows that are not valid episode rows`);
@@ -141,6 +156,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
         s.filtered ? `--keep ${o.keep}${o.minReward !== undefined ? `/--min-reward ${o.minReward}` : ""} (${s.filtered} not correct)` : "",
         s.unclean ? `--keep clean (${s.unclean} correct rows with an invalid action)` : "",
         s.excluded ? `--exclude-mrns-from (${s.excluded} rows of held-out patients or tasks)` : "",
+        s.tooLong ? `--max-tokens ${o.maxTokens} (${s.tooLong} rows longer)` : "",
       ].filter(Boolean);
       const why =
         s.valid === 0
@@ -196,7 +212,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       });
       files.push(...w.files);
       if (tokens) files.push(...tokens.endSplit());
-      const cs: CardSplit = w.split;
+      const cs: CardSplit = { ...w.split, lengths: sp.entries.map((e) => e.length) };
       if (openai) {
         const entry = openai.close();
         files.push(entry);
@@ -256,6 +272,8 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       shard_rows: o.shardRows,
       reasoning: o.reasoning ?? "drop",
       ...(preferences.length ? { pairs_per_task: o.pairsPerTask ?? 4 } : {}),
+      ...(o.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
+      ...(o.tokenizer ? { tokenizer_sha256: o.tokenizer.sha256 } : {}),
     };
     const stats = {
       rows_read: s.valid + s.bad,
@@ -271,9 +289,10 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       exact_duplicates: plan.exactDuplicates,
       deduped: plan.deduped,
       capped: plan.capped,
+      ...(o.maxTokens !== undefined ? { too_long: s.tooLong } : {}),
       kept: finalEntries.length,
       openai_untrainable: openaiSkipped,
-      ...(prefs ? { failed_excluded: s.failedExcluded, ...prefs.stats } : {}),
+      ...(prefs ? { failed_excluded: s.failedExcluded, ...(o.maxTokens !== undefined ? { failed_too_long: s.failedTooLong } : {}), ...prefs.stats } : {}),
     };
     const card = renderCard({
       name: o.name,
@@ -283,6 +302,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       counts: [...counts.values()].sort((a, b) => (`${a.suite}\u0000${a.type}\u0000${a.branch}` < `${b.suite}\u0000${b.type}\u0000${b.branch}` ? -1 : 1)),
       sources: usedSources,
       showEndpoint: o.showEndpoint ?? false,
+      ...(o.tokenizer ? { tokenizer: { sha256: o.tokenizer.sha256, size: o.tokenizer.size } } : {}),
       passByModel: [...s.passByModel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       stats,
       options,

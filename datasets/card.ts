@@ -34,7 +34,9 @@ export interface CardInput {
   passByModel: [string, { n: number; correct: number }][];
   stats: Record<string, number>;
   /** The build's options as manifest.json records them. */
-  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string; pairs_per_task?: number };
+  options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string; pairs_per_task?: number; max_tokens?: number };
+  /** The tokenizer rows were measured with (--tokenizer): lengths in its tokens; none: in characters. */
+  tokenizer?: { sha256: string; size: number };
   heldOut: HeldOutRecord;
   excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
@@ -176,12 +178,13 @@ export function renderCard(c: CardInput): string {
         ["build", `keep ${o.keep}${o.min_reward !== null ? `, min reward ${o.min_reward}` : ""}${o.dedupe ? ", dedupe" : ""}${o.max_per_task !== null ? `, at most ${o.max_per_task} per task` : ""}; splits ${splitNames.map((n) => `${n} ${o.splits.find((sp) => sp.name === n)?.fraction}`).join(" / ")} by patient, seed ${o.seed}; shards of ${num(o.shard_rows)} rows`],
       ],
     ),
-    `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.stats.unclean ?? 0)} correct but with an invalid action (left out by --keep clean), ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.exact_duplicates ?? 0)} exact duplicates of another row's conversation (messages and tools; another sample that played out identically), ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap; **${num(total)} kept**${c.stats.openai_untrainable ? ` (${num(c.stats.openai_untrainable)} of them have no turn to train on and are not in the openai format)` : ""}. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,
+    `Rows: ${num(c.stats.rows_read ?? 0)} read, ${num(c.stats.invalid ?? 0)} not valid episode rows (skipped), ${num(c.stats.filtered ?? 0)} filtered by reward, ${num(c.stats.unclean ?? 0)} correct but with an invalid action (left out by --keep clean), ${num(c.excluded.rows)} removed for decontamination, ${num(c.stats.duplicates ?? 0)} duplicates of another row's id, ${num(c.stats.exact_duplicates ?? 0)} exact duplicates of another row's conversation (messages and tools; another sample that played out identically), ${num(c.stats.deduped ?? 0)} dropped by --dedupe, ${num(c.stats.capped ?? 0)} over the per-task cap${o.max_tokens !== undefined ? `, ${num(c.stats.too_long ?? 0)} longer than ${num(o.max_tokens)} tokens (--max-tokens)` : ""}; **${num(total)} kept**${c.stats.openai_untrainable ? ` (${num(c.stats.openai_untrainable)} of them have no turn to train on and are not in the openai format)` : ""}. Ids are a hash of (suite, task_id, sample, source run), where the source run is the row's policy kind, model, protocol and sampling.`,
     `### Teacher pass rate on the generated tasks`,
     table(["model", "episodes", "correct", "pass rate"], c.passByModel.map(([m, p]) => [m, p.n, p.correct, pct(p.correct, p.n)])),
     `## Counts`,
     table(["split", "rows", "files"], c.splits.map((s) => [s.name, s.rows, [...s.jsonl.files, ...(s.arrow?.files ?? []), ...(s.openai ? [s.openai] : [])].map((f) => `\`${f}\``).join(" ")])),
     `Splits are patient-disjoint: all rows of a patient (MRN) are in one split.${c.noPatient ? ` ${num(c.noPatient)} rows carry no MRN (rows written before rows had one, or lookups of a missing patient): they are split by task.` : ""}`,
+    ...lengthSection(c),
     `### Per suite`,
     table(["suite", ...splitNames, "total"], byKey((r) => r.suite)),
     `### Per type`,
@@ -247,4 +250,50 @@ function preferenceSection(c: CardInput): string[] {
     "```",
   );
   return out;
+}
+
+/** The nearest-rank percentile `p` (0-100] of ascending `sorted` values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** What each config's length figure measures. */
+const MEASURED: Record<string, string> = {
+  default: "the conversation",
+  dpo: "the longer of the pair's two trajectories",
+  kto: "the trajectory",
+  tokens: "prompt_ids + completion_ids (sampled ids)",
+};
+
+/** The card's length figures: p50/p90/p99/max per config and split, and what --max-tokens dropped. */
+function lengthSection(c: CardInput): string[] {
+  const o = c.options;
+  const unit = c.tokenizer ? "tokens" : "characters";
+  const rows: (string | number)[][] = [];
+  const add = (config: string, split: string, lengths: readonly number[] | undefined, u: string) => {
+    if (!lengths?.length) return;
+    const sorted = [...lengths].sort((a, b) => a - b);
+    rows.push([config, split, sorted.length, `${MEASURED[config] ?? "the row"}, ${u}`, percentile(sorted, 50), percentile(sorted, 90), percentile(sorted, 99), sorted[sorted.length - 1]!]);
+  };
+  for (const s of c.splits) add("default", s.name, s.lengths, unit);
+  if (c.splits.length > 1) add("default", "all", c.splits.flatMap((s) => s.lengths ?? []), unit);
+  for (const x of c.configs ?? []) for (const s of x.splits) add(x.name, s.name, s.lengths, x.name === "tokens" ? "tokens" : unit);
+  if (!rows.length) return [];
+  const how = "rendered as ChatML (the tool list as a system block, then each message; tool calls as `<tool_call>` blocks, kept reasoning as a `<think>` block), which other chat templates change by a few tokens a message";
+  const measure = c.tokenizer
+    ? `Lengths are counted in tokens of the tokenizer given to \`--tokenizer\` (a tokenizer.json with ${num(c.tokenizer.size)} ids, sha256 \`${c.tokenizer.sha256.slice(0, 16)}…\`) on each row's messages and tools ${how}.`
+    : `No tokenizer was given (\`--tokenizer tokenizer.json\`): lengths are characters of each row's messages and tools ${how}; pass the model's tokenizer.json for token counts, and \`--max-tokens N\` to drop longer rows.`;
+  const limit =
+    o.max_tokens !== undefined
+      ? ` Every trajectory a row of any config is made from is at most ${num(o.max_tokens)} tokens: \`--max-tokens ${o.max_tokens}\` dropped ${num(c.stats.too_long ?? 0)} rows${c.stats.failed_too_long ? ` and ${num(c.stats.failed_too_long)} failed episodes of the preference side` : ""}.`
+      : c.tokenizer
+        ? " No `--max-tokens` limit was set."
+        : "";
+  const prefs = (c.configs ?? []).some((x) => x.name === "dpo" || x.name === "kto") ? " The dpo and kto figures measure the whole trajectories their rows are cut from (the environment's last reply included): an upper bound of a row's prompt + completion." : "";
+  const tokens = (c.configs ?? []).some((x) => x.name === "tokens") ? " The tokens config counts the ids the model was given and sampled, exactly." : "";
+  return [
+    "### Length",
+    `${measure}${limit}${prefs}${tokens} Percentiles are nearest-rank.`,
+    table(["config", "split", "rows", "measured", "p50", "p90", "p99", "max"], rows),
+  ];
 }

@@ -6,6 +6,7 @@ export { hfFeatures, cardFeatures } from "./features.ts";
 export { toolCallProblems, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, type Keep } from "./checks.ts";
 export { buildDataset, type BuildOptions, type BuildResult, type BuildStage, type Format } from "./build.ts";
 export { DatasetError } from "./manifest.ts";
+export { loadTokenizerFile, type TextTokenizer } from "./tokenizer.ts";
 export { ExcludeFileError, readExcludeFile, HeldOut } from "./exclude.ts";
 export { validateDataset, checkFiles, type ValidateResult } from "./validate.ts";
 export { inspectDataset } from "./inspect.ts";

@@ -62,16 +62,18 @@ export async function writePreferenceConfigs(dir: string, o: Options) {
   for (const format of o.formats) {
     const config: CardConfig = { name: format, folder: format, schema: PREFERENCE_SCHEMAS[format], splits: [] };
     for (const [i, sp] of o.splits.entries()) {
+      const pairs = format === "dpo" ? pp.pairs.filter((p) => splitIndex(p.chosen) === i).sort(byId) : [];
+      const singles = format === "kto" ? pp.kto.filter((k) => splitIndex(k.entry) === i).sort((a, b) => byId(a.entry, b.entry)) : [];
       const written =
         format === "dpo"
-          ? await writeSplit(dir, format, sp.name, pp.pairs.filter((p) => splitIndex(p.chosen) === i).sort(byId), {
+          ? await writeSplit(dir, format, sp.name, pairs, {
               schema: DpoRow,
               arrow: o.arrow,
               shardRows: o.shardRows,
               row: (p) => toDpoRow(o.read(p.chosen), o.read(p.rejected)),
               each: o.each,
             })
-          : await writeSplit(dir, format, sp.name, pp.kto.filter((k) => splitIndex(k.entry) === i).sort((a, b) => byId(a.entry, b.entry)), {
+          : await writeSplit(dir, format, sp.name, singles, {
               schema: KtoRow,
               arrow: o.arrow,
               shardRows: o.shardRows,
@@ -80,7 +82,9 @@ export async function writePreferenceConfigs(dir: string, o: Options) {
             });
       if (!written.split.rows) continue;
       files.push(...written.files);
-      config.splits.push(written.split);
+      // the lengths of the trajectories the rows are cut from (the card's length figures)
+      const lengths = format === "dpo" ? pairs.map((p) => Math.max(p.chosen.length, p.rejected.length)) : singles.map((k) => k.entry.length);
+      config.splits.push({ ...written.split, lengths });
     }
     if (config.splits.length) configs.push(config);
     else o.log(`format ${format}: no rows (${format === "dpo" ? "no task has both a correct and a failed episode" : "no episode"}): left out of the card's configs`);

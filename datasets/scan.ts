@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import { EpisodeRow } from "../rollout/index.ts";
+import { EpisodeRow, renderChatML } from "../rollout/index.ts";
 import type { BuildOptions } from "./build.ts";
 import { invalidTurns } from "./checks.ts";
 import { assistantHash, canonicalJson, rowId, toTrlRow } from "./convert.ts";
@@ -11,6 +11,7 @@ import type { HeldOut } from "./exclude.ts";
 import type { Manifest } from "./manifest.ts";
 import { isModelFailure } from "./preference.ts";
 import type { TrlRow } from "./schema.ts";
+import type { TextTokenizer } from "./tokenizer.ts";
 import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
 export interface Entry {
@@ -37,6 +38,8 @@ export interface Entry {
   type: string;
   branch: string;
   patientSource: string;
+  /** The row's conversation as trained on, rendered (rowLength): tokens with a tokenizer, else characters. */
+  length: number;
 }
 
 /** Where a row came from, as the row states it (for the card). */
@@ -50,7 +53,17 @@ const sourceOf = (row: EpisodeRow) => ({
 });
 export type SourceInfo = ReturnType<typeof sourceOf>;
 
-type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe"> & { heldOut: HeldOut; preferences: boolean };
+type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe" | "reasoning" | "tokenizer" | "maxTokens"> & { heldOut: HeldOut; preferences: boolean };
+
+/**
+ * A row's length as a trainer sees it: its messages (with reasoning when kept) and tool list rendered as
+ * ChatML (rollout/chatml.ts: the tools as a system block, tool calls as `<tool_call>` blocks, reasoning as
+ * a `<think>` block), in tokens of `tokenizer` when given, else in characters.
+ */
+export function rowLength(trl: TrlRow, tokenizer: Pick<TextTokenizer, "encode"> | undefined): number {
+  const text = renderChatML(trl.messages as Parameters<typeof renderChatML>[0], trl.tools ?? undefined, false);
+  return tokenizer ? tokenizer.encode(text).length : text.length;
+}
 
 export const promptHash = (trl: TrlRow) => {
   const first = trl.messages.findIndex((m) => m.role === "assistant");
@@ -81,6 +94,9 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
     excluded: 0,
     excludedBy: { patient: 0, task: 0, instruction: 0 },
     excludedPatients: new Set<string>(),
+    /** Dropped by --max-tokens: longer than the limit (kept side), and failed episodes left out of the preference side for it. */
+    tooLong: 0,
+    failedTooLong: 0,
   };
   const sourceIndex = new Map<string, number>();
   const totalBytes = paths.reduce((n, p) => n + statSync(p).size, 0);
@@ -154,6 +170,12 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
         if (held.startsWith("held-out patient ")) r.excludedPatients.add(held.slice("held-out patient ".length));
         continue;
       }
+      const length = rowLength(filter.reasoning === "keep" ? toTrlRow(row, "keep") : trl, filter.tokenizer);
+      if (filter.maxTokens !== undefined && length > filter.maxTokens) {
+        if (list === r.failed) r.failedTooLong++;
+        else r.tooLong++;
+        continue;
+      }
       const source = sourceOf(row);
       const key = canonicalJson(source);
       let src = sourceIndex.get(key);
@@ -180,6 +202,7 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
         type: row.type,
         branch: row.branch ?? "",
         patientSource: trl.patient_source,
+        length,
       });
     }
     r.inputs.push({ file: basename(path), bytes, sha256: hash.digest("hex"), lines });

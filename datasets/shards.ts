@@ -50,6 +50,8 @@ export interface SplitFiles {
   jsonl: { files: string[]; bytes: number };
   arrow?: { files: string[]; bytes: number };
   openai?: string;
+  /** Each row's length, in row order, where the build measured it (the card's length percentiles). */
+  lengths?: number[];
 }
 
 export interface SplitOptions {

@@ -1,7 +1,9 @@
-// A Hugging Face `tokenizers` file (tokenizer.json) read for `dataset validate --tokenizer`: the
+// A Hugging Face `tokenizers` file (tokenizer.json) read for `dataset validate --tokenizer` and
+// `dataset build --tokenizer` (length figures, --max-tokens): the
 // byte-level BPE kind (GPT-2, Llama 3, Qwen, and what `ehrgym teacher tokenizer` writes): added tokens
 // matched first, a Split regex and/or ByteLevel pre-tokenizer, BPE merges by rank (`ignore_merges`
 // honoured). Other kinds (SentencePiece/Unigram, normalizers) are refused with the field that says so.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { DatasetError } from "./manifest.ts";
@@ -43,12 +45,17 @@ function byteChars(): string[] {
 
 export interface TextTokenizer {
   encode(text: string): number[];
+  /** The file's sha256 (what a card names it by) and its number of ids (vocabulary and added tokens). */
+  readonly sha256: string;
+  readonly size: number;
 }
 
 export function loadTokenizerFile(path: string): TextTokenizer {
   let json: unknown;
+  let raw: Buffer;
   try {
-    json = JSON.parse(readFileSync(path, "utf8"));
+    raw = readFileSync(path);
+    json = JSON.parse(raw.toString("utf8"));
   } catch (err) {
     throw new DatasetError(`--tokenizer ${path}: not a readable JSON file (${(err as Error).message})`);
   }
@@ -117,6 +124,8 @@ export function loadTokenizerFile(path: string): TextTokenizer {
   };
 
   return {
+    sha256: createHash("sha256").update(raw).digest("hex"),
+    size: new Set([...vocab.values(), ...addedIds.values()]).size,
     encode(text: string): number[] {
       const out: number[] = [];
       for (const part of addedSplit ? text.split(addedSplit) : [text]) {

@@ -73,6 +73,7 @@ export class TokensConfig {
   skipped = 0;
   readonly reasons: string[] = [];
   private writer: SplitWriter | undefined;
+  private lengths: number[] = [];
 
   constructor(
     private readonly dir: string,
@@ -85,7 +86,10 @@ export class TokensConfig {
 
   add(episode: EpisodeRow, trl: TrlRow): void {
     const row = toTokensRow(episode, trl);
-    if (!("reason" in row)) return this.writer!.add(row);
+    if (!("reason" in row)) {
+      this.lengths.push(row.prompt_ids.length + row.completion_ids.length);
+      return this.writer!.add(row);
+    }
     this.skipped++;
     if (this.reasons.length < 3) this.reasons.push(`${trl.suite}/${trl.task_id} sample ${trl.sample}: ${row.reason}`);
   }
@@ -93,7 +97,8 @@ export class TokensConfig {
   endSplit(): ManifestFile[] {
     const w = this.writer!.close();
     this.writer = undefined;
-    if (w.split.rows) this.config.splits.push(w.split);
+    if (w.split.rows) this.config.splits.push({ ...w.split, lengths: this.lengths });
+    this.lengths = [];
     return w.files;
   }
 

@@ -42,8 +42,13 @@ export const BuildFlags = z
     force: z.boolean().default(false),
     showEndpoint: z.boolean().default(false),
     reasoning: z.enum(["keep", "drop"]).default("drop"),
+    maxTokens: z.coerce.number().int().min(1).optional(),
+    tokenizer: existingFile.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.maxTokens !== undefined && !o.tokenizer) ctx.addIssue({ code: "custom", path: ["maxTokens"], message: "give --tokenizer tokenizer.json (the model's tokenizer) to count tokens with" });
+  });
 
 const DEFAULT_NAMES: Record<number, string[]> = { 1: ["train"], 2: ["train", "test"], 3: ["train", "validation", "test"] };
 
@@ -61,8 +66,15 @@ function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: nu
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
-  const { buildDataset } = await lib();
+  const { buildDataset, DatasetError, loadTokenizerFile } = await lib();
   const splits = splitSpecs(o);
+  let tokenizer;
+  try {
+    tokenizer = o.tokenizer ? loadTokenizerFile(o.tokenizer) : undefined;
+  } catch (err) {
+    // a tokenizer file ehrgym cannot read is the user's flag at fault: exit 2, like any bad flag
+    throw err instanceof DatasetError ? new UserError(err.message) : err;
+  }
   if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai, arrow, tokens, dpo and/or kto to it (e.g. --format trl,arrow,dpo,kto)");
   // One line per pass: the input's MB read (pass 1), then the rows written (pass 2).
   const meters = new Map<BuildStage, Meter>();
@@ -101,6 +113,8 @@ async function runBuild(raw: unknown): Promise<number> {
         force: o.force,
         showEndpoint: o.showEndpoint,
         reasoning: o.reasoning,
+        ...(tokenizer ? { tokenizer } : {}),
+        ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
         log: (line) => process.stderr.write(`${line}\n`),
         progress,
         signal,
@@ -109,7 +123,7 @@ async function runBuild(raw: unknown): Promise<number> {
       const c = r.manifest.counts;
       const configs = (r.manifest.configs ?? []).map((x) => `; ${x.name} ${x.splits.reduce((n, s) => n + s.rows, 0)} rows (${x.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})`).join("");
       process.stdout.write(
-        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})${configs}; read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, exact duplicates ${c.exact_duplicates}, deduped ${c.deduped}, capped ${c.capped}\n`,
+        `${r.rows} rows in ${r.out} (${r.splits.map((s) => `${s.name} ${s.rows}`).join(", ")})${configs}; read ${c.rows_read}, invalid ${c.invalid}, filtered ${c.filtered}, unclean ${c.unclean}, excluded ${c.excluded}, duplicates ${c.duplicates}, exact duplicates ${c.exact_duplicates}, deduped ${c.deduped}, capped ${c.capped}${c.too_long !== undefined ? `, too long ${c.too_long}` : ""}\n`,
       );
       return 0;
     } catch (err) {
@@ -267,6 +281,8 @@ export function registerDataset(program: Command): void {
     .option("--force", "replace an existing --out")
     .option("--show-endpoint", "name the teacher endpoints' hosts in the card (default: only their kind)")
     .option("--reasoning <rule>", "keep | drop: keep each assistant turn's reasoning as reasoning_content (where Qwen3-style chat templates read it) or drop it", "drop")
+    .option("--tokenizer <file>", "the model's tokenizer.json (byte-level BPE): the card's length percentiles in its tokens (else in characters), and what --max-tokens counts")
+    .option("--max-tokens <n>", "drop rows whose conversation (rendered as ChatML, tools included) is longer than N tokens of --tokenizer, from every config")
     .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
   dataset
     .command("inspect <dir>")

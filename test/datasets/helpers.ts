@@ -56,3 +56,21 @@ export function tree(dir: string): Map<string, Buffer> {
   walk(dir);
   return out;
 }
+
+/** Nearest rank: the smallest value with at least p% of the values at or below it. */
+export const nearestRank = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!;
+
+/** The card's length table: config/split -> [rows, measured, p50, p90, p99, max]. */
+export function lengthTable(ds: string): Map<string, { rows: number; measured: string; p: number[] }> {
+  const card = readFileSync(join(ds, "README.md"), "utf8");
+  // the heading, a paragraph, the table (its head and rule lines first)
+  const section = card.slice(card.indexOf("### Length"));
+  const out = new Map<string, { rows: number; measured: string; p: number[] }>();
+  for (const line of section.split("\n").slice(6)) {
+    if (!line.startsWith("| ")) break;
+    const [config, split, rows, measured, ...p] = line.slice(2, -2).split(" | ");
+    out.set(`${config}/${split}`, { rows: Number(rows!.replace(/,/g, "")), measured: measured!, p: p.map((x) => Number(x.replace(/,/g, ""))) });
+  }
+  return out;
+}
+

@@ -11,7 +11,7 @@ import { startTeacherServer, type TeacherServer } from "../../rollout/teacher/in
 import { cardFeatures, hfFeatures } from "../../datasets/features.ts";
 import { TokensRow } from "../../datasets/tokens.ts";
 import { cli as rolloutCli, EHR_FLAGS, smallWorld } from "../rollout/rollout-fixture.ts";
-import { arrowRowsApache, cliAsync, readJsonl } from "./helpers.ts";
+import { arrowRowsApache, cliAsync, lengthTable, nearestRank, readJsonl } from "./helpers.ts";
 
 const world = smallWorld(1);
 let teacher: TeacherServer;
@@ -89,6 +89,9 @@ describe("dataset build --format tokens", () => {
     expect(manifest.configs).toEqual([{ name: "tokens", splits: [{ name: "train", rows: rows.length }] }]);
     expect(manifest.files.filter((f) => f.path.startsWith("tokens/")).map((f) => [f.path, f.rows])).toEqual([[tokensJsonl, rows.length], [tokensArrow, rows.length]]);
     expect(card).toContain("## Token-level rows (config `tokens`)");
+    // The card's length figures of the tokens config count the sampled ids exactly.
+    const sampledLengths = rows.map((r) => r.prompt_ids.length + r.completion_ids.length);
+    expect(lengthTable(ds).get("tokens/train")).toEqual({ rows: rows.length, measured: "prompt_ids + completion_ids (sampled ids), tokens", p: [50, 90, 99, 100].map((p) => nearestRank(sampledLengths, p)) });
     const v = await cliAsync(["dataset", "validate", ds]);
     expect(v.status, v.stderr).toBe(0);
     expect(v.stdout).toContain(`tokens: ${rows.length} rows`);
