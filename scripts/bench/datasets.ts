@@ -1,9 +1,11 @@
 // Dataset build bench: `ehrgym dataset build` over 20,000 scripted-expert trajectories (generated
 // once into a temp JSONL and cached), input MB/s against reading + JSON.parse-ing the same bytes
 // in this run, and the build's peak RSS, measured in a child process. EHRGYM_BENCH_DS_ROWS sizes it.
+// Then every format against SFT alone on the same stand-in rollout with --capture tokens (correct and
+// failed episodes, token ids), alternating in the same run (EHRGYM_BENCH_DS_SAMPLES sizes it).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { once } from "node:events";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,10 +16,17 @@ import { FhirService } from "../../env/fhir/index.ts";
 import { generateTasks } from "../../env/tasks/index.ts";
 import { createExpertPolicy, EHRGYM_VERSION, runEpisodes } from "../../rollout/index.ts";
 import { readLines } from "../../datasets/lines.ts";
-import { report } from "./report.ts";
+import { median, report } from "./report.ts";
+import { startTeacher } from "./rollout.ts";
 
 const ROWS = Number(process.env.EHRGYM_BENCH_DS_ROWS ?? 20_000);
+/** Stand-in rollout for the formats figure: samples per task, per protocol. */
+const SAMPLES = Number(process.env.EHRGYM_BENCH_DS_SAMPLES ?? 4);
 const PROJECT_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** The generator's version in the cached input's name: a change to how samples are made makes the input anew. */
+const INPUT_FORMAT = 2;
 
 /** Expert episodes over generated tasks of both suites and protocols; each repeated as samples until ROWS. */
 async function generateInput(path: string): Promise<void> {
@@ -38,9 +47,13 @@ async function generateInput(path: string): Promise<void> {
     }
   }
   for (let sample = 0; written < ROWS; sample++) {
+    // A later sample's FHIR replies carry other Bundle ids, as every real episode's do: a copy with the
+    // same bytes would be an exact duplicate, which the build writes once.
+    const suffix = sample.toString(16).padStart(12, "0");
     for (const e of episodes) {
       if (written === ROWS) break;
-      if (!out.write(`${e.slice(0, -1)},"sample":${sample}}\n`)) await once(out, "drain");
+      const row = sample === 0 ? e : e.replace(UUID, (id) => id.slice(0, 24) + suffix);
+      if (!out.write(`${row.slice(0, -1)},"sample":${sample}}\n`)) await once(out, "drain");
       written++;
     }
   }
@@ -50,12 +63,13 @@ async function generateInput(path: string): Promise<void> {
 }
 
 /**
- * What the cached input was made from: the sources of the EHR, tasks, FHIR replies and expert. A change
- * to any of them (the expert asking for less, a reply rendered otherwise) makes the input anew.
+ * What a cached input was made from: the sources of the EHR, tasks, FHIR replies and the policy (the
+ * expert; for the stand-in rollout all of rollout/). A change to any of them (the expert asking for
+ * less, a reply rendered otherwise) makes the input anew.
  */
-function inputSourceDigest(): string {
+function inputSourceDigest(dirs = ["env", join("rollout", "expert")]): string {
   const hash = createHash("sha256");
-  for (const dir of ["env", join("rollout", "expert")]) {
+  for (const dir of dirs) {
     const root = join(PROJECT_ROOT, dir);
     for (const file of (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).sort()) {
       hash.update(`${dir}/${file}\n`).update(readFileSync(join(root, file)));
@@ -88,10 +102,97 @@ function writeFloor(dir: string, bytes: number): number {
   return seconds;
 }
 
+interface Measured {
+  seconds: number;
+  rows: number;
+  configs: Record<string, number>;
+  outBytes: number;
+  rssKb: number;
+  /** The child's user + system CPU seconds (start-up included). */
+  cpuS: number;
+}
+
+/** One build in a child process (datasets-child.ts) under /usr/bin/time: its wall time, peak RSS and CPU. */
+function measureBuild(o: { inputs: string[]; out: string; formats?: string[]; keep?: string }): Measured {
+  const child = spawnSync("/usr/bin/time", ["-v", process.execPath, "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), JSON.stringify(o)], {
+    cwd: PROJECT_ROOT,
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+  });
+  if (child.status !== 0) throw new Error(`build child failed (${child.status}): ${child.stderr}`);
+  const result = JSON.parse(child.stdout.trim().split("\n").at(-1)!) as Omit<Measured, "rssKb" | "cpuS">;
+  const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(child.stderr)?.[1]);
+  const cpuS = ["User", "System"].reduce((s, k) => s + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(child.stderr)?.[1]), 0);
+  return { ...result, rssKb, cpuS };
+}
+
+/**
+ * A stand-in rollout with --capture tokens, text and tool protocol (the stand-in gets 35% of episodes
+ * wrong: failed episodes for dpo/kto, token ids for tokens), made once with the CLI and cached.
+ */
+async function standInInput(cacheDir: string): Promise<string[]> {
+  const key = `stand-in-${SAMPLES}-${EHRGYM_VERSION}-${inputSourceDigest(["env", "rollout"])}`;
+  const files = (["text", "tools"] as const).map((protocol) => ({ protocol, path: join(cacheDir, `${key}-${protocol}.jsonl`) }));
+  if (files.every((f) => existsSync(f.path))) return files.map((f) => f.path);
+  for (const f of readdirSync(cacheDir)) if (f.startsWith(`stand-in-${SAMPLES}-`) && !f.startsWith(key)) rmSync(join(cacheDir, f), { force: true });
+  const t0 = performance.now();
+  const { store } = generateStore({ patients: 40, seed: 7 });
+  const tasks = (["mab-v1", "mab-v2"] as const).flatMap((suite) => generateTasks(store, { suite, perType: 10, seed: 7 }));
+  const tasksFile = join(cacheDir, `${key}-tasks.jsonl`);
+  writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
+  const { url, child } = await startTeacher(tasksFile, 0);
+  try {
+    for (const f of files) {
+      const tmp = `${f.path}.tmp-${process.pid}`;
+      const args = ["--import", "tsx", "scripts/cli.ts", "rollout", "--base-url", url, "--model", "ehrgym-stand-in", "--tasks", tasksFile, "--patients", "40", "--seed", "7"];
+      args.push("--protocol", f.protocol, "--samples", String(SAMPLES), "--capture", "tokens", "--concurrency", "64", "--no-progress", "--out", tmp);
+      // spawnSync would block this process, not the stand-in (its own process)
+      const r = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, encoding: "utf8", env: { ...process.env, OPENAI_API_KEY: process.env.OPENAI_API_KEY ?? "x" }, maxBuffer: 1 << 26 });
+      if (r.status !== 0) throw new Error(`stand-in rollout failed (${r.status}): ${r.stderr}`);
+      renameSync(tmp, f.path);
+      rmSync(`${tmp}.meta.json`, { force: true });
+    }
+  } finally {
+    child.kill();
+    rmSync(tasksFile, { force: true });
+  }
+  console.log(`rolled out ${(tasks.length * SAMPLES * 2).toLocaleString("en-US")} stand-in episodes with --capture tokens in ${((performance.now() - t0) / 1000).toFixed(0)} s (cached: ${files[0]!.path} and -tools)`);
+  return files.map((f) => f.path);
+}
+
+/** `--format trl,dpo,kto,tokens` against `--format trl` on the same input, alternating, five runs each. */
+async function formatsFigure(cacheDir: string, work: string): Promise<void> {
+  const inputs = await standInInput(cacheDir);
+  const mb = inputs.reduce((n, p) => n + statSync(p).size, 0) / 1e6;
+  const all = ["trl", "dpo", "kto", "tokens"];
+  const sft: Measured[] = [];
+  const every: Measured[] = [];
+  for (let round = 0; round < 5; round++) {
+    sft.push(measureBuild({ inputs, out: join(work, "sft"), formats: ["trl"], keep: "clean" }));
+    every.push(measureBuild({ inputs, out: join(work, "all"), formats: all, keep: "clean" }));
+  }
+  const wall = { sft: median(sft.map((m) => m.seconds)), all: median(every.map((m) => m.seconds)) };
+  const cpu = { sft: median(sft.map((m) => m.cpuS)), all: median(every.map((m) => m.cpuS)) };
+  const ratio = wall.all / wall.sft;
+  const last = every.at(-1)!;
+  console.log(
+    `input: ${mb.toFixed(0)} MB of stand-in rows (text and tools, --capture tokens); --format trl: ${sft[0]!.rows.toLocaleString("en-US")} rows; ${all.join(",")}: ${last.rows.toLocaleString("en-US")} rows, ${Object.entries(last.configs).map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`).join(", ")}`,
+  );
+  report({
+    name: `dataset build --format ${all.join(",")} (same stand-in input as --format trl, 5 alternating runs each, medians)`,
+    value: wall.all,
+    unit: "s",
+    target: "<= 2x --format trl",
+    ok: ratio <= 2,
+    peer: { name: "--format trl", value: wall.sft, ratio, note: `runs ${every.map((m) => m.seconds.toFixed(1)).join("/")} vs ${sft.map((m) => m.seconds.toFixed(1)).join("/")} s` },
+  });
+  console.log(`  by CPU time (start-up included): ${cpu.all.toFixed(1)} s vs ${cpu.sft.toFixed(1)} s, ${(cpu.all / cpu.sft).toFixed(2)}x; peak RSS ${(median(every.map((m) => m.rssKb)) / 1024).toFixed(0)} vs ${(median(sft.map((m) => m.rssKb)) / 1024).toFixed(0)} MB`);
+}
+
 export async function run(): Promise<void> {
   const cacheDir = join(tmpdir(), "ehrgym-bench-datasets");
   mkdirSync(cacheDir, { recursive: true });
-  const input = join(cacheDir, `expert-${ROWS}-${EHRGYM_VERSION}-${inputSourceDigest()}.jsonl`);
+  const input = join(cacheDir, `expert-${ROWS}-${EHRGYM_VERSION}-${inputSourceDigest()}-${INPUT_FORMAT}.jsonl`);
   if (!existsSync(input)) {
     // Inputs made from older sources are GBs of disk nothing will read again.
     for (const f of readdirSync(cacheDir)) if (f.startsWith(`expert-${ROWS}-`) && join(cacheDir, f) !== input) rmSync(join(cacheDir, f), { force: true });
@@ -108,16 +209,8 @@ export async function run(): Promise<void> {
 
   const work = mkdtempSync(join(tmpdir(), "ehrgym-bench-ds-"));
   try {
-    const out = join(work, "ds");
-    const child = spawnSync(
-      "/usr/bin/time",
-      ["-v", process.execPath, "--import", "tsx", join(PROJECT_ROOT, "scripts", "bench", "datasets-child.ts"), input, out],
-      { cwd: PROJECT_ROOT, encoding: "utf8", maxBuffer: 1 << 26 },
-    );
-    if (child.status !== 0) throw new Error(`build child failed (${child.status}): ${child.stderr}`);
-    const result = JSON.parse(child.stdout.trim().split("\n").at(-1)!) as { seconds: number; rows: number; outBytes: number };
-    const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(child.stderr)?.[1]);
-    const buildCpuS = ["User", "System"].reduce((s, k) => s + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(child.stderr)?.[1]), 0);
+    const result = measureBuild({ inputs: [input], out: join(work, "ds") });
+    const { rssKb, cpuS: buildCpuS } = result;
     const buildMbs = mb / result.seconds;
     const parseMbs = mb / parseS;
     report({ name: "dataset build input throughput", value: buildMbs, unit: "MB/s", target: `>= 0.25x read + JSON.parse (${parseMbs.toFixed(0)} MB/s here)`, ok: buildMbs / parseMbs >= 0.25, peer: { name: "read + JSON.parse", value: parseMbs, ratio: buildMbs / parseMbs } });
@@ -133,6 +226,8 @@ export async function run(): Promise<void> {
     // rows in output order) and writes the output once, before any row is converted or serialised.
     const bound = 2 * parseS + floorS;
     console.log(`  a one-thread build that only parsed its input twice and wrote its output once would take ${bound.toFixed(1)} s: ${(parseS / bound).toFixed(2)}x at best`);
+    rmSync(join(work, "ds"), { recursive: true, force: true });
+    await formatsFigure(cacheDir, work);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

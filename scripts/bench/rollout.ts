@@ -18,7 +18,7 @@ import { report } from "./report.ts";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** `ehrgym teacher serve` in its own process, with the V8 settings and environment the CLI gives it. */
-async function startTeacher(tasksFile: string, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
+export async function startTeacher(tasksFile: string, latencyMs: number): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", "scripts/cli.ts", "teacher", "serve", "--port", "0", "--tasks", tasksFile, "--latency-ms", String(latencyMs), "--seed", "1"],
