@@ -11,10 +11,12 @@ export const GENERATION_PROMPT = `${IM_START}assistant\n`;
 type Rendered = Pick<Message, "role" | "content" | "tool_calls" | "reasoning_content" | "reasoning">;
 
 /** What an assistant message says as the model writes it: its reasoning in a `<think>` block (as Qwen3
- *  writes it), its content, then each tool call. */
+ *  writes it, and as its template renders it: the reasoning's outer newlines stripped, those of the
+ *  content's start too), its content, then each tool call. */
 export function assistantBody(m: Pick<Message, "content" | "tool_calls" | "reasoning_content" | "reasoning">): string {
-  const reasoning = reasoningField(m);
-  const parts = m.content ? [m.content] : [];
+  const reasoning = reasoningField(m)?.replace(/^\n+|\n+$/g, "");
+  const content = reasoning ? m.content?.replace(/^\n+/, "") : m.content;
+  const parts = content ? [content] : [];
   if (reasoning) parts.unshift(`<think>\n${reasoning}\n</think>\n`);
   for (const c of m.tool_calls ?? []) parts.push(`<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}\n</tool_call>`);
   return parts.join("\n");

@@ -14,6 +14,7 @@ import { cli, EHR_FLAGS, smallWorld } from "./rollout-fixture.ts";
 import { chatBody, client, firstRequest } from "./teacher-world.ts";
 import { envConfig } from "./world.ts";
 import { ModelError } from "../../env/core/index.ts";
+import { splitReasoning } from "../../env/protocol/index.ts";
 
 const world = smallWorld(1);
 let teacher: TeacherServer;
@@ -122,5 +123,17 @@ describe.each(["text", "tools"] as const)("ehrgym rollout --capture tokens, %s p
       expect(trajectory.env_mask.reduce((a, b) => a + b, 0)).toBe(tokens.reduce((a, t) => a + t.completion_ids.length, 0));
     }
     expect(chained).toBeGreaterThan(0);
+  });
+});
+
+describe("the ChatML rendering of reasoning", () => {
+  it("renders a turn's reasoning as Qwen3's template does, so an inline think block read apart renders back to the sampled text", () => {
+    const sampled = "<think>\nThe patient needs a GET first.\n</think>\n\nGET http://localhost:8080/fhir/Patient?identifier=S1";
+    const read = splitReasoning(sampled, undefined);
+    expect(read.reasoning).toMatch(/^\n.*\n$/s); // the parser keeps what stood between the tags, as vLLM's parsers do
+    expect(assistantBody({ content: read.content, reasoning_content: read.reasoning })).toBe(sampled);
+    // Qwen3's template: reasoning_content.strip('\n'), then content.lstrip('\n').
+    expect(assistantBody({ content: "\n\nFINISH([1])", reasoning_content: "\n\nwhy\n\n" })).toBe("<think>\nwhy\n</think>\n\nFINISH([1])");
+    expect(assistantBody({ content: "\nFINISH([1])" })).toBe("\nFINISH([1])");
   });
 });
