@@ -102,6 +102,31 @@ function writeFloor(dir: string, bytes: number): number {
   return seconds;
 }
 
+/** Time grows linearly with rows: the whole input's time per kept row against its first half's. */
+async function linearity(input: string, work: string, whole: Measured): Promise<void> {
+  const half = join(work, "half.jsonl");
+  const out = createWriteStream(half);
+  let n = 0;
+  for await (const line of readLines(input)) {
+    if (!line.text) continue;
+    if (n++ === ROWS >> 1) break;
+    if (!out.write(line.text + "\n")) await once(out, "drain");
+  }
+  out.end();
+  await once(out, "finish");
+  const first = measureBuild({ inputs: [half], out: join(work, "ds-half") });
+  rmSync(join(work, "ds-half"), { recursive: true, force: true });
+  rmSync(half);
+  const ratio = whole.seconds / whole.rows / (first.seconds / first.rows);
+  report({
+    name: `dataset build time per row, ${whole.rows.toLocaleString("en-US")} rows against the first ${first.rows.toLocaleString("en-US")}`,
+    value: ratio,
+    unit: "x",
+    target: "<= 1.25x (time grows linearly with rows)",
+    ok: ratio <= 1.25,
+  });
+}
+
 interface Measured {
   seconds: number;
   rows: number;
@@ -213,7 +238,8 @@ export async function run(): Promise<void> {
     const { rssKb, cpuS: buildCpuS } = result;
     const buildMbs = mb / result.seconds;
     const parseMbs = mb / parseS;
-    report({ name: "dataset build input throughput", value: buildMbs, unit: "MB/s", target: `>= 0.25x read + JSON.parse (${parseMbs.toFixed(0)} MB/s here)`, ok: buildMbs / parseMbs >= 0.25, peer: { name: "read + JSON.parse", value: parseMbs, ratio: buildMbs / parseMbs } });
+    // PERFORMANCE.md sets no speed target here: the ratio to reading + parsing is for information.
+    report({ name: "dataset build input throughput", value: buildMbs, unit: "MB/s", peer: { name: "read + JSON.parse", value: parseMbs, ratio: buildMbs / parseMbs } });
     // CPU seconds are what a loaded machine distorts least (wall-clock ratios swing with the load).
     console.log(`  by CPU time: build ${buildCpuS.toFixed(1)} s (both cores, start-up included), read + JSON.parse ${parseCpuS.toFixed(1)} s: ratio ${(parseCpuS / buildCpuS).toPrecision(2)}x`);
     report({ name: "dataset build rows/s", value: result.rows / result.seconds, unit: "rows/s" });
@@ -227,6 +253,7 @@ export async function run(): Promise<void> {
     const bound = 2 * parseS + floorS;
     console.log(`  a one-thread build that only parsed its input twice and wrote its output once would take ${bound.toFixed(1)} s: ${(parseS / bound).toFixed(2)}x at best`);
     rmSync(join(work, "ds"), { recursive: true, force: true });
+    await linearity(input, work, result);
     await formatsFigure(cacheDir, work);
   } finally {
     rmSync(work, { recursive: true, force: true });
