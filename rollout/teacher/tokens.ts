@@ -4,7 +4,8 @@
 // are the tokens of the chat rendered as rollout/chatml.ts says (o200k_base, gpt-tokenizer), completion
 // ids the assistant body's tokens then `<|im_end|>`, and each logprob a function of (seed, id, position).
 import { LRUCache } from "lru-cache";
-import type { Message, Usage } from "../../env/core/index.ts";
+import { reasoningField, type Message, type Usage } from "../../env/core/index.ts";
+import { splitReasoning } from "../../env/protocol/index.ts";
 import { assistantBody, GENERATION_PROMPT, IM_END, IM_START, messageInner, toolsInner } from "../chatml.ts";
 import type { ChatRequest } from "./request.ts";
 
@@ -76,7 +77,10 @@ export class TokenIds {
 
   /** vLLM's fields for `request`, answering with `reply`. */
   fields(request: ChatRequest, prompt: number[], reply: Message): TokenFields {
-    const completion = [...encode(assistantBody(reply)), this.markIds().end];
+    // What a thinking model samples is its template's form of the turn (an inline think block read apart
+    // and rendered back: no extra newline before a tool call after it).
+    const { content, reasoning } = splitReasoning(reply.content, reasoningField(reply));
+    const completion = [...encode(assistantBody({ ...reply, content, reasoning_content: reasoning })), this.markIds().end];
     const usage = { prompt_tokens: prompt.length, completion_tokens: completion.length, total_tokens: prompt.length + completion.length };
     const out: TokenFields = { usage };
     if (request.return_token_ids) {
