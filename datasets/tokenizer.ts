@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { byteLevelChars } from "../rollout/index.ts";
 import { DatasetError } from "./manifest.ts";
 
 const GPT2_PATTERN = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
@@ -31,16 +32,6 @@ const TokenizerFile = z.object({
 function jsPattern(pattern: string): RegExp {
   const spelt = pattern.replace(/\(\?i:([^()]*)\)/g, (_m, body: string) => `(?:${body.replace(/[A-Za-z]/g, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`)})`);
   return new RegExp(spelt, "gu");
-}
-
-function byteChars(): string[] {
-  const table: string[] = [];
-  let shift = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    table[b] = String.fromCodePoint(printable ? b : 256 + shift++);
-  }
-  return table;
 }
 
 export interface TextTokenizer {
@@ -73,7 +64,7 @@ export function loadTokenizerFile(path: string): TextTokenizer {
   const added = [...f.added_tokens].sort((a, b) => b.content.length - a.content.length);
   const addedSplit = added.length ? new RegExp(`(${added.map((t) => t.content.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`) : undefined;
   const addedIds = new Map(added.map((t) => [t.content, t.id]));
-  const chars = byteChars();
+  const chars = byteLevelChars();
   const encoder = new TextEncoder();
   const cache = new Map<string, number[]>();
 

@@ -11,3 +11,4 @@ export { EHRGYM_VERSION } from "./version.ts";
 export { passRates, SampleRow, selectByPassRate, type Selection, type TaskPassRate } from "./curriculum.ts";
 export { compactTokens, fullPrompts, trajectoryTokens, type TrajectoryTokens } from "./tokens.ts";
 export { assistantBody, IM_END, IM_START, renderChat as renderChatML } from "./chatml.ts";
+export { byteLevelChars } from "./teacher/tokenizer-file.ts";

@@ -6,8 +6,8 @@
 // is one token, as tiktoken does).
 import { IM_END, IM_START } from "../chatml.ts";
 
-// GPT-2's byte-to-unicode table: printable bytes stand for themselves, the rest move past 255.
-function byteLevelChars(): string[] {
+/** GPT-2's byte-to-unicode table (byte-level BPE): printable bytes stand for themselves, the rest move past 255. */
+export function byteLevelChars(): string[] {
   const table: string[] = [];
   let shift = 0;
   for (let b = 0; b < 256; b++) {
