@@ -8,7 +8,14 @@ import { ModelError, type TurnTokens } from "../../env/core/index.ts";
 
 export const TOKEN_REQUEST_FIELDS = { logprobs: true, return_token_ids: true } as const;
 
-const Ids = z.array(z.number().int().min(0));
+// A prompt is tens of thousands of ids on every turn: checked in one loop (zod's per-element schema cost
+// more than the rest of a turn).
+const isIds = (v: unknown): v is number[] => {
+  if (!Array.isArray(v)) return false;
+  for (const x of v) if (!Number.isInteger(x) || x < 0) return false;
+  return true;
+};
+const Ids = z.custom<number[]>(isIds, "expected an array of token ids (integers >= 0)");
 const Reply = z.object({
   prompt_token_ids: Ids,
   choices: z
@@ -27,7 +34,7 @@ export function readTurnTokens(completion: unknown): TurnTokens {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.map(String).join(".");
-    const missing = issue.code === "invalid_type" && issue.input === undefined;
+    const missing = issue.path.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined), completion) === undefined;
     // An endpoint that ignores the fields ignores them on every request: the run stops.
     const message = `--capture tokens: the reply ${missing ? `has no ${where}` : `has a malformed ${where}: ${issue.message}`}; the endpoint must answer vLLM's return_token_ids and logprobs request fields (vLLM >= 0.10.2)`;
     throw new ModelError("model_error", message, missing ? message : undefined);

@@ -87,6 +87,22 @@ describe("the stand-in answers vLLM's token fields", () => {
     expect(thrown).toBeInstanceOf(ModelError);
     expect((thrown as ModelError).fatal).toMatch(/no prompt_token_ids.*return_token_ids/);
   });
+
+  it("ids that are not integers >= 0 are a malformed reply, a model error of that turn", () => {
+    const reply = (prompt: unknown) => ({ prompt_token_ids: prompt, choices: [{ token_ids: [5, 6], logprobs: { content: [{ logprob: -0.1 }, { logprob: -0.2 }] } }] });
+    expect(readTurnTokens(reply([1, 2, 3]))).toEqual({ prompt_ids: [1, 2, 3], completion_ids: [5, 6], logprobs: [-0.1, -0.2] });
+    for (const bad of [[1, -1], [1.5], ["1"], "1,2", null]) {
+      let thrown: unknown;
+      try {
+        readTurnTokens(reply(bad));
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(ModelError);
+      expect((thrown as ModelError).message).toMatch(/malformed prompt_token_ids: expected an array of token ids/);
+      expect((thrown as ModelError).fatal).toBeUndefined();
+    }
+  });
 });
 
 describe.each(["text", "tools"] as const)("ehrgym rollout --capture tokens, %s protocol", (protocol) => {
