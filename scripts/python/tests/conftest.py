@@ -67,13 +67,18 @@ class ChildServer:
         threading.Thread(target=lambda out: self.lines.extend(out), args=(self.proc.stdout,), daemon=True).start()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        stop_group(self.proc)
+
+
+def stop_group(proc: "subprocess.Popen[str]") -> None:
+    """Stops a child started with start_new_session: SIGTERM to its process group, SIGKILL if it lingers."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def start(args: List[str]) -> ChildServer:

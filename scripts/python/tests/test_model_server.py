@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import threading
@@ -28,7 +27,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from conftest import CLI, ROOT
+from conftest import CLI, ROOT, stop_group
 from tiny_lm import save_pair, scripted_pair, scripted_text_pair, tiny_pair
 
 # The EHR and its tasks: a small synthetic population (every task type), generated once into ehrgym's cache.
@@ -82,13 +81,7 @@ class ModelServer:
             time.sleep(0.2)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        stop_group(self.proc)
 
 
 @pytest.fixture(scope="module")
