@@ -1,5 +1,6 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { Command } from "commander";
 import { z } from "zod";
 import { UserError } from "../../env/util/index.ts";
 
@@ -105,4 +106,22 @@ export function checkOutputFile(flag: string, path: string, inputs: readonly str
   } catch (err) {
     throw unwritable(flag, path, err);
   }
+}
+
+/** Where the EHR comes from, as every command that builds one takes it. */
+export function addPopulationOptions(cmd: Command): Command {
+  return cmd
+    .option("--data <dir>", "load an NDJSON export instead of generating")
+    .option("--synthetic", "generate the synthetic EHR (the default)")
+    .option("--seed <n>", "synthetic population and task generator seed")
+    .option("--patients <n>", "synthetic population size")
+    .option("--no-cache", NO_CACHE_HELP);
+}
+
+/** How the protocols read the model: the tool schemas shown, V2's semantics, think blocks. */
+export function addProtocolOptions(cmd: Command): Command {
+  return cmd
+    .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
+    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
+    .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split");
 }

@@ -10,7 +10,7 @@ import { FhirService, type FhirResource, type FhirStore } from "../../env/fhir/i
 import { loadToolSchemas, ThinkBlocks, V2Semantics, type OpenAITool } from "../../env/protocol/index.ts";
 import { generateTasks, loadTaskFile, Suite, TaskFileError, type Task } from "../../env/tasks/index.ts";
 import { createExpertPolicy, createModelPolicy } from "../../rollout/index.ts";
-import { collect, existingDir, existingFile, NO_CACHE_HELP, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
+import { addPopulationOptions, addProtocolOptions, collect, existingDir, existingFile, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { ALL_SUITES, checkTypesInSuites, SUITE_CHOICES_HELP, SuiteChoice, SuiteList, suitesOf, suitesWithTypes, TypesFlag } from "./suites.ts";
 import { readMrns } from "./tasks.ts";
@@ -85,29 +85,22 @@ export const ModelFlags = z.object({
 export type ModelFlags = z.infer<typeof ModelFlags>;
 
 export function addSetupOptions(cmd: Command, defaults: { perType: string }): Command {
-  return cmd
+  cmd
     .option("--tasks <file>", "task file (official JSON or ehrgym tasks JSONL); default: generated tasks")
     .option("--suite <suite>", `suite of --tasks when it cannot be detected, or the suite to generate: ${SUITE_CHOICES_HELP}`)
     .option("--suites <list>", `suites to generate tasks for, comma-separated, or all (${ALL_SUITES.join(", ")}) (default mab-v1,mab-v2, or with --types the suites that have those types)`)
     .option("--per-type <n>", "generated tasks per type", defaults.perType)
     .option("--split <split>", "generated tasks: patients of this split only (train | val | test | all)")
     .option("--patients-from <file>", "Patient NDJSON to use as the population")
-    .option("--charts-for <file>", "task file whose patients get full charts (repeatable; default: --tasks with --patients-from)", collect, [])
-    .option("--data <dir>", "load an NDJSON export instead of generating")
-    .option("--synthetic", "generate the synthetic EHR (the default)")
-    .option("--seed <n>", "synthetic population and task generator seed")
-    .option("--patients <n>", "synthetic population size")
-    .option("--no-cache", NO_CACHE_HELP)
+    .option("--charts-for <file>", "task file whose patients get full charts (repeatable; default: --tasks with --patients-from)", collect, []);
+  addPopulationOptions(cmd)
     .option("--exclude-mrns-from <file>", "never use patients of this task file or MRN list (repeatable)", collect, [])
     .option("--protocol <p>", "text | tools", "text")
     .option("--max-rounds <n>", "round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--limit <n>", "run at most N tasks")
-    .option("--types <list>", "only these task types, e.g. task1,task5, or review (the workflows suite's chart reviews)")
-    .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
-    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
-    .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split")
-    .option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP);
+    .option("--types <list>", "only these task types, e.g. task1,task5, or review (the workflows suite's chart reviews)");
+  return addProtocolOptions(cmd).option("--reproducible-fhir", REPRODUCIBLE_FHIR_HELP);
 }
 
 export function addModelOptions(cmd: Command, defaults: { concurrency: string }): Command {

@@ -6,7 +6,7 @@ import { FhirService, type FhirStore } from "../../env/fhir/index.ts";
 import { loadFunctions, loadPromptTemplate, loadToolSchemas, ThinkBlocks, V2Semantics } from "../../env/protocol/index.ts";
 import { createRewardServer, DEFAULTS, medAgentBackend, type RewardServer } from "../../env/server/index.ts";
 import { generateTasks, loadTaskFile, type Task } from "../../env/tasks/index.ts";
-import { existingDir, existingFile, NO_CACHE_HELP, parseOptions, REPRODUCIBLE_FHIR_HELP, THINK_BLOCKS_HELP } from "./common.ts";
+import { addPopulationOptions, addProtocolOptions, existingDir, existingFile, parseOptions, REPRODUCIBLE_FHIR_HELP } from "./common.ts";
 import { openStore } from "./fhir.ts";
 import { ALL_SUITES, SUITE_CHOICES_HELP, SuiteChoice, suitesOf } from "./suites.ts";
 import { UserError } from "../../env/util/index.ts";
@@ -146,25 +146,19 @@ function stopOnSignals(server: RewardServer, drainTimeout: number): Promise<void
 }
 
 export function registerServe(program: Command): void {
-  program
+  const cmd = program
     .command("serve")
     .description("HTTP reward server for trainers (episodes, steps, score; JSON or MessagePack)")
     .option("--port <n>", "port (0 picks a free one)", "8000")
-    .option("--host <addr>", "address to bind", "127.0.0.1")
-    .option("--data <dir>", "load an NDJSON export instead of the synthetic EHR")
-    .option("--synthetic", "generate the synthetic EHR (the default)")
-    .option("--seed <n>", "synthetic population / task seed")
-    .option("--patients <n>", "synthetic population size")
-    .option("--no-cache", NO_CACHE_HELP)
+    .option("--host <addr>", "address to bind", "127.0.0.1");
+  addPopulationOptions(cmd)
     .option("--tasks <file>", "task file (repeatable); default: generated tasks of mab-v1 and mab-v2 (--suite names others)", (v: string, p: string[] = []) => [...p, v])
     .option("--suite <suite>", `suite of --tasks when it cannot be detected, or the suite to generate: ${SUITE_CHOICES_HELP}`)
     .option("--per-type <n>", "generated tasks per type", "10")
     .option("--api-base <url>", "FHIR base URL the agent sees (trailing slash)", "http://localhost:8080/fhir/")
     .option("--prompt-template <file>", "text protocol prompt template")
-    .option("--functions <file>", "text protocol function list")
-    .option("--tool-schemas <file>", "tool protocol: reference tool schemas shown to the model (exported from MedAgentBench V2)")
-    .option("--v2-semantics <mode>", "tool protocol: original (MedAgentBench V2) | medarc (the verifiers port)", "original")
-    .option("--think-blocks <mode>", THINK_BLOCKS_HELP, "split")
+    .option("--functions <file>", "text protocol function list");
+  addProtocolOptions(cmd)
     .option("--max-rounds <n>", "default round limit per episode", "8")
     .option("--writes <mode>", "execute | record", "execute")
     .option("--max-episodes <n>", "episodes kept at once", String(DEFAULTS.maxEpisodes))
