@@ -50,10 +50,10 @@ type Checked = { problems: string[]; row?: RowForHeldOut & { id: string } };
 
 const schemaOfFolder = (folder: string): z.ZodObject => (folder in PREFERENCE_SCHEMAS ? PREFERENCE_SCHEMAS[folder as PreferenceFormat] : folder === TOKENS_DIR ? TokensRow : TrlRow);
 
-/** Turns a --keep clean dataset must not train on: the invalid actions among `trained` messages. */
-function cleanProblems(keep: Keep, side: string, row: { protocol: "text" | "tools"; tools: readonly unknown[] | null }, trained: DpoRow["prompt"]): string[] {
+/** The keep rule's problems of a preference side, read over prompt + side, its turns counted from the side's start. */
+function cleanProblems(keep: Keep, side: string, row: { protocol: "text" | "tools"; tools: readonly unknown[] | null; prompt: DpoRow["prompt"] }, trained: DpoRow["prompt"]): string[] {
   if (keep !== "clean") return [];
-  return invalidTurns({ messages: trained, protocol: row.protocol, tools: row.tools }).map((t) => `${side}[${t.index}]: invalid action in a --keep clean dataset: ${t.why}`);
+  return invalidTurns({ messages: trained, protocol: row.protocol, tools: row.tools }).map((t) => `${side}[${t.index - row.prompt.length}]: invalid action in a --keep clean dataset: ${t.why}`);
 }
 
 /** The line checks of each config, and what the cross-row checks need of a row (id, patient, its messages for decontamination). */
@@ -71,7 +71,7 @@ function configChecks(name: string): ((json: unknown, keep: Keep) => Checked) | 
         const row = parsed.data;
         const chosen = [...row.prompt, ...row.chosen];
         return {
-          problems: [...dpoRowProblems(row), ...cleanProblems(keep, "chosen", row, chosen).map((p) => p.replace(/^chosen\[(\d+)\]/, (_, i: string) => `chosen[${Number(i) - row.prompt.length}]`))],
+          problems: [...dpoRowProblems(row), ...cleanProblems(keep, "chosen", row, chosen)],
           row: { ...row, messages: [...chosen, ...row.rejected] },
         };
       };
@@ -82,7 +82,7 @@ function configChecks(name: string): ((json: unknown, keep: Keep) => Checked) | 
         const row = parsed.data;
         const messages = [...row.prompt, ...row.completion];
         return {
-          problems: [...ktoRowProblems(row), ...(row.label ? cleanProblems(keep, "completion", row, messages).map((p) => p.replace(/^completion\[(\d+)\]/, (_, i: string) => `completion[${Number(i) - row.prompt.length}]`)) : [])],
+          problems: [...ktoRowProblems(row), ...(row.label ? cleanProblems(keep, "completion", row, messages) : [])],
           row: { ...row, messages },
         };
       };
