@@ -79,9 +79,9 @@ class P {
     if (this.isOp("-") || this.isOp("+")) {
       const op = (this.toks[this.i++] as { v: string }).v;
       const t = this.peek();
-      if (t.t !== "num") throw malformed();
-      this.i++;
-      const v = t.v;
+      // A parenthesised number is still a number: -(1) is -1.
+      const v = t.t === "num" ? (this.i++, t.v) : t.t === "op" && t.v === "(" ? this.atom() : undefined;
+      if (v === undefined || !(typeof v === "bigint" || typeof v === "number" || v instanceof PyComplex)) throw malformed();
       if (op === "+") return v;
       if (v instanceof PyComplex) return new PyComplex(-v.re, -v.im);
       return typeof v === "bigint" ? -v : -v;

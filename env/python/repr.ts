@@ -59,7 +59,11 @@ export function repr(v: Py): string {
     const im = `${floatRepr(v.im).replace(/\.0$/, "")}j`;
     return v.re === 0 && !Object.is(v.re, -0) ? im : `(${floatRepr(v.re).replace(/\.0$/, "")}${v.im >= 0 || Number.isNaN(v.im) ? "+" : ""}${im})`;
   }
-  return `b'${v.bytes.map((b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("")}'`;
+  // CPython's bytes repr: single quotes unless the bytes hold ' and no ", then \\ \t \n \r and the quote escaped.
+  const q = v.bytes.includes(0x27) && !v.bytes.includes(0x22) ? 0x22 : 0x27;
+  const named: Record<number, string> = { 0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r", 0x5c: "\\\\", [q]: `\\${String.fromCharCode(q)}` };
+  const body = v.bytes.map((b) => named[b] ?? (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("");
+  return `b${String.fromCharCode(q)}${body}${String.fromCharCode(q)}`;
 }
 
 /** str(v): strings as themselves, everything else as repr. */
