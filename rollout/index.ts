@@ -9,6 +9,6 @@ export { summarize, type EvalSummary, type RowLike } from "./metrics.ts";
 export { formatSummary, loadReference, ReferenceFile, ReportInputError, writeReport, type ReportSummary } from "./report/index.ts";
 export { EHRGYM_VERSION } from "./version.ts";
 export { passRates, SampleRow, selectByPassRate, type Selection, type TaskPassRate } from "./curriculum.ts";
-export { compactTokens, fullPrompts, trajectoryTokens, type TrajectoryTokens } from "./tokens.ts";
+export { fullPrompts, trajectoryTokens, type TrajectoryTokens } from "./tokens.ts";
 export { assistantBody, IM_END, IM_START, renderChat as renderChatML } from "./chatml.ts";
 export { byteLevelChars } from "./teacher/tokenizer-file.ts";

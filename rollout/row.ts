@@ -5,7 +5,6 @@ import { Message, ModelCall, PolicyInfo, Usage, type PlayedEpisode, type Policy 
 import type { Task } from "../env/tasks/index.ts";
 import { taskMrn } from "./expert/index.ts";
 import { STATUSES, taskKind, totalUsage } from "./metrics.ts";
-import { compactTokens } from "./tokens.ts";
 import { EHRGYM_VERSION } from "./version.ts";
 
 export const CheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
@@ -81,7 +80,7 @@ export function episodeRow(played: PlayedEpisode, policy: Policy, options: { sam
     ...(played.tools ? { tools: played.tools } : {}),
     policy: policy.info ?? { kind: "scripted", model: policy.name },
     ...(usage ? { usage } : {}),
-    ...(calls.length ? { turns: compactTokens(calls) } : {}),
+    ...(calls.length ? { turns: calls } : {}),
     started_at: played.startedAt.toISOString(),
     wall_ms: Math.round(played.wallMs * 100) / 100,
     ehrgym_version: EHRGYM_VERSION,

@@ -1,29 +1,8 @@
 // An episode's captured tokens (`--capture tokens`): rows keep each call's prompt after what the
-// previous call already holds (TurnTokens.prompt_reused), and a trajectory reads as TRL's
-// rollout_func returns it: the first prompt's ids, then every completion with the environment's
-// tokens between them (mask 0, logprob 0), as TRL's own multi-turn loop concatenates them.
+// previous call already holds (TurnTokens.prompt_reused, read so by rollout/model/tokens.ts), and a
+// trajectory reads as TRL's rollout_func returns it: the first prompt's ids, then every completion with
+// the environment's tokens between them (mask 0, logprob 0), as TRL's own multi-turn loop concatenates them.
 import type { ModelCall, TurnTokens } from "../env/core/index.ts";
-
-/** The calls with each prompt stored after the ids the previous call's prompt + completion share with it. */
-export function compactTokens(calls: readonly ModelCall[]): ModelCall[] {
-  let previous: number[] | undefined;
-  return calls.map((call) => {
-    const t = call.tokens;
-    if (!t) {
-      previous = undefined;
-      return call;
-    }
-    const prompt = t.prompt_ids;
-    let shared = 0;
-    if (previous) {
-      const max = Math.min(previous.length, prompt.length);
-      while (shared < max && previous[shared] === prompt[shared]) shared++;
-    }
-    previous = prompt.concat(t.completion_ids);
-    if (shared === 0) return call;
-    return { ...call, tokens: { prompt_reused: shared, prompt_ids: prompt.slice(shared), completion_ids: t.completion_ids, logprobs: t.logprobs } };
-  });
-}
 
 /** Each call's whole prompt ids, from stored (compacted) tokens. */
 export function fullPrompts(tokens: readonly TurnTokens[]): number[][] {

@@ -21,7 +21,7 @@ import { backoffMs, sleep } from "./backoff.ts";
 import { checkCompletion, describe, fatalReason, isRetryable, openAIErrorBody, retryAfterMs } from "./errors.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { withChildSignal } from "./signal.ts";
-import { readTurnTokens, TOKEN_REQUEST_FIELDS } from "./tokens.ts";
+import { EpisodeTokens, parseReplyBody, TOKEN_REQUEST_FIELDS } from "./tokens.ts";
 
 export interface ModelPolicyOptions {
   model: string;
@@ -92,7 +92,18 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
   const stats = newStats();
   const info: PolicyInfo = { kind: "openai", model: o.model, base_url_host: hostOf(baseURL), ...(Object.keys(sampling).length ? { sampling } : {}) };
 
-  async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; attempts: number; latencyMs: number; requestId?: string }> {
+  // A reply's body, read here rather than by the client so that --capture tokens can set the prompt's ids
+  // aside (parseReplyBody); a body that is not JSON is kept as text, as the client keeps it.
+  async function readBody(response: Response): Promise<{ data: unknown; promptText?: string }> {
+    const mediaType = response.headers.get("content-type")?.split(";")[0]?.trim() ?? "";
+    const text = await response.text();
+    if (!mediaType.includes("application/json") && !mediaType.endsWith("+json")) return { data: text };
+    return parseReplyBody(text, o.capture === "tokens");
+  }
+  // The loop hands the same messages array to every turn of an episode: it keys the episode's tokens.
+  const episodes = new WeakMap<readonly Message[], EpisodeTokens>();
+
+  async function call(input: PolicyInput): Promise<{ completion: OpenAI.Chat.ChatCompletion; promptText?: string; attempts: number; latencyMs: number; requestId?: string }> {
     const body = { ...o.extraBody, ...(o.capture === "tokens" ? TOKEN_REQUEST_FIELDS : {}), ...sampling, model: o.model, messages: input.messages.map((m) => historyMessage(m, o.reasoningHistory ?? "drop")), ...(input.tools?.length ? { tools: input.tools } : {}) } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const estimate = limiter ? estimateTokens(input.messages, sampling.max_tokens) : 0;
     // The same key on every attempt: an endpoint that honours it answers a retry as it answered the first.
@@ -107,15 +118,17 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
       const started = performance.now();
       stats.requests++;
       try {
-        const { data, request_id } = await withChildSignal(input.signal, (signal) =>
-          client.chat.completions.create(body, { ...(headers ? { headers } : {}), ...(signal ? { signal } : {}) }).withResponse(),
-        );
+        const { response, data, promptText } = await withChildSignal(input.signal, async (signal) => {
+          const response = await client.chat.completions.create(body, { ...(headers ? { headers } : {}), ...(signal ? { signal } : {}) }).asResponse();
+          return { response, ...(await readBody(response)) };
+        });
+        const request_id = response.headers.get("x-request-id");
         // A 200 that is not a chat completion (an HTML page, truncated JSON, no choices) is a transport fault.
         checkCompletion(data);
         const latencyMs = performance.now() - started;
         stats.succeeded++;
         limiter?.settle(estimate, data.usage?.total_tokens ?? estimate);
-        return { completion: data, attempts: attempt + 1, latencyMs, ...(request_id ? { requestId: request_id } : {}) };
+        return { completion: data, ...(promptText !== undefined ? { promptText } : {}), attempts: attempt + 1, latencyMs, ...(request_id ? { requestId: request_id } : {}) };
       } catch (err) {
         stats.failedRequests++;
         limiter?.settle(estimate, 0);
@@ -133,12 +146,18 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
     }
   }
 
+  const tokensOf = (messages: readonly Message[]) => {
+    let episode = episodes.get(messages);
+    if (!episode) episodes.set(messages, (episode = new EpisodeTokens()));
+    return episode;
+  };
+
   return {
     name: o.model,
     info,
     stats,
     async act(input): Promise<PolicyStep> {
-      const { completion, attempts, latencyMs, requestId } = await call(input);
+      const { completion, promptText, attempts, latencyMs, requestId } = await call(input);
       const choice = completion.choices[0]!;
       const usage: Usage | undefined = completion.usage
         ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0, total_tokens: completion.usage.total_tokens ?? 0 }
@@ -154,7 +173,7 @@ export function createModelPolicy(o: ModelPolicyOptions): ModelPolicy {
         ...(usage ? { usage } : {}),
         ...(requestId ? { request_id: requestId } : {}),
         attempts,
-        ...(o.capture === "tokens" ? { tokens: readTurnTokens(completion) } : {}),
+        ...(o.capture === "tokens" ? { tokens: tokensOf(input.messages).read(completion, promptText) } : {}),
       };
       return { turn, call: record, ...(note ? { note } : {}) };
     },

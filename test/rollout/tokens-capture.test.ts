@@ -4,8 +4,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readTurnTokens } from "../../rollout/model/tokens.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { EpisodeTokens, parseReplyBody } from "../../rollout/model/tokens.ts";
 import { assistantBody, IM_END, IM_START, renderChat } from "../../rollout/chatml.ts";
 import { EpisodeRow } from "../../rollout/index.ts";
 import { fullPrompts, trajectoryTokens } from "../../rollout/tokens.ts";
@@ -51,7 +51,7 @@ describe("the stand-in answers vLLM's token fields", () => {
     }
     expect(reply.usage).toMatchObject({ prompt_tokens: reply.prompt_token_ids!.length, completion_tokens: choice.token_ids!.length });
     // What the runner reads of it.
-    expect(readTurnTokens(reply)).toEqual({ prompt_ids: reply.prompt_token_ids, completion_ids: choice.token_ids, logprobs: choice.logprobs!.content.map((c) => c.logprob) });
+    expect(new EpisodeTokens().read(reply)).toEqual({ prompt_ids: reply.prompt_token_ids, completion_ids: choice.token_ids, logprobs: choice.logprobs!.content.map((c) => c.logprob) });
   });
 
   it("answers each field alone, tokens as ids on request, and refuses top_logprobs without logprobs", async () => {
@@ -80,7 +80,7 @@ describe("the stand-in answers vLLM's token fields", () => {
     const plain = { choices: [{ index: 0, message: { role: "assistant", content: "FINISH([])" }, logprobs: null, finish_reason: "stop" }] };
     let thrown: unknown;
     try {
-      readTurnTokens(plain);
+      new EpisodeTokens().read(plain);
     } catch (e) {
       thrown = e;
     }
@@ -90,11 +90,11 @@ describe("the stand-in answers vLLM's token fields", () => {
 
   it("ids that are not integers >= 0 are a malformed reply, a model error of that turn", () => {
     const reply = (prompt: unknown) => ({ prompt_token_ids: prompt, choices: [{ token_ids: [5, 6], logprobs: { content: [{ logprob: -0.1 }, { logprob: -0.2 }] } }] });
-    expect(readTurnTokens(reply([1, 2, 3]))).toEqual({ prompt_ids: [1, 2, 3], completion_ids: [5, 6], logprobs: [-0.1, -0.2] });
+    expect(new EpisodeTokens().read(reply([1, 2, 3]))).toEqual({ prompt_ids: [1, 2, 3], completion_ids: [5, 6], logprobs: [-0.1, -0.2] });
     for (const bad of [[1, -1], [1.5], ["1"], "1,2", null]) {
       let thrown: unknown;
       try {
-        readTurnTokens(reply(bad));
+        new EpisodeTokens().read(reply(bad));
       } catch (e) {
         thrown = e;
       }
@@ -102,6 +102,96 @@ describe("the stand-in answers vLLM's token fields", () => {
       expect((thrown as ModelError).message).toMatch(/malformed prompt_token_ids: expected an array of token ids/);
       expect((thrown as ModelError).fatal).toBeUndefined();
     }
+  });
+});
+
+// Reading an episode's replies in order stores each prompt after the ids the previous prompt + completion
+// share with it, whatever the server's JSON looks like: the same as comparing the whole arrays.
+describe("an episode's replies read with the prompt's ids set aside", () => {
+  let seed = 7;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const int = (n: number) => Math.floor(random() * n);
+  // Small and large ids, so that one id's text is often the start of another's ("1" and "12").
+  const ids = (n: number) => Array.from({ length: n }, () => (random() < 0.3 ? int(20) : int(200_000)));
+  const body = (prompt: number[], completion: number[], sep: string, nested: boolean, promptFirst: boolean) => {
+    const list = (a: number[]) => `[${a.join(sep)}]`;
+    const choice = `{"index":0,"message":{"role":"assistant","content":"x \\"prompt_token_ids\\": [1]"},${nested ? `"prompt_token_ids":${list([9, 9])},` : ""}"token_ids":${list(completion)},"logprobs":{"content":[${completion.map(() => '{"logprob":-0.5}').join(",")}]}}`;
+    const top = `"prompt_token_ids":${sep === "," ? "" : " "}${list(prompt)}`;
+    return promptFirst ? `{"id":"c",${top},"choices":[${choice}]}` : `{"id":"c","choices":[${choice}],${top}}`;
+  };
+  const oracle = (prompt: number[], before: number[] | undefined) => {
+    let n = 0;
+    while (before && n < Math.min(prompt.length, before.length) && prompt[n] === before[n]) n++;
+    return n;
+  };
+
+  it("gives what comparing the whole arrays gives, on 300 generated episodes", () => {
+    for (let e = 0; e < 300; e++) {
+      const episode = new EpisodeTokens();
+      const sep = random() < 0.5 ? "," : ", ";
+      let prompt = ids(1 + int(40));
+      let before: number[] | undefined;
+      for (let turn = 0; turn < 6; turn++) {
+        const completion = ids(1 + int(8));
+        const { data, promptText } = parseReplyBody(body(prompt, completion, random() < 0.9 ? sep : ", ", random() < 0.15, random() < 0.5), true);
+        expect(data).toMatchObject({ choices: [{ token_ids: completion }] });
+        const reused = oracle(prompt, before);
+        const tokens = episode.read(data, promptText);
+        expect(tokens).toEqual({ ...(reused ? { prompt_reused: reused } : {}), prompt_ids: prompt.slice(reused), completion_ids: completion, logprobs: completion.map(() => -0.5) });
+        before = prompt.concat(completion);
+        // The next prompt: mostly this one, its completion and the environment's reply; sometimes a template
+        // that re-renders the end (drops reasoning), repeats part of the completion, grows one id ("1" -> "12"),
+        // or starts over.
+        const r = random();
+        if (r < 0.6) prompt = before.concat(ids(int(30)));
+        else if (r < 0.7) prompt = prompt.slice(0, int(prompt.length + 1)).concat(ids(int(20)));
+        else if (r < 0.8) prompt = prompt.concat(completion.slice(0, int(completion.length)), ids(1 + int(5)));
+        else if (r < 0.9) prompt = [...prompt.slice(0, -1), Number(`${prompt.at(-1)}${1 + int(9)}`), ...completion, ...ids(int(5))];
+        else prompt = ids(1 + int(40));
+      }
+    }
+  });
+
+  it("does not parse the previous prompt's ids again", () => {
+    const episode = new EpisodeTokens();
+    const reply = (prompt: number[]) => `{"prompt_token_ids":[${prompt.join(",")}],"choices":[{"token_ids":[5,6],"logprobs":{"content":[{"logprob":-1},{"logprob":-2}]}}]}`;
+    const first = Array.from({ length: 5000 }, (_, i) => 1000 + i);
+    const one = parseReplyBody(reply(first), true);
+    episode.read(one.data, one.promptText);
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const two = parseReplyBody(reply([...first, 5, 6, 7, 8]), true);
+      expect(episode.read(two.data, two.promptText)).toEqual({ prompt_reused: 5002, prompt_ids: [7, 8], completion_ids: [5, 6], logprobs: [-1, -2] });
+      const parsedChars = parse.mock.calls.reduce((n, [text]) => n + String(text).length, 0);
+      expect(parsedChars).toBeLessThan(200);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it("refuses ids that are not integers >= 0 in the part after the previous prompt, and parses other bodies whole", () => {
+    const episode = new EpisodeTokens();
+    const first = parseReplyBody('{"prompt_token_ids":[1,2,3],"choices":[{"token_ids":[4],"logprobs":{"content":[{"logprob":-1}]}}]}', true);
+    expect(first.promptText).toBe("1,2,3");
+    expect(episode.read(first.data, first.promptText)).toEqual({ prompt_ids: [1, 2, 3], completion_ids: [4], logprobs: [-1] });
+    for (const bad of ["-1", "1.5", '"5"', "null", ""]) {
+      const reply = parseReplyBody(`{"prompt_token_ids":[1,2,3,4,${bad}],"choices":[{"token_ids":[4],"logprobs":{"content":[{"logprob":-1}]}}]}`, true);
+      // Read whole (a first turn) and after the previous prompt's text (a later turn).
+      expect(() => new EpisodeTokens().read(reply.data, reply.promptText), bad).toThrow(/malformed prompt_token_ids: expected an array of token ids/);
+      const later = new EpisodeTokens();
+      later.read(first.data, first.promptText);
+      expect(() => later.read(reply.data, reply.promptText), bad).toThrow(/malformed prompt_token_ids: expected an array of token ids/);
+    }
+    const trailing = parseReplyBody('{"prompt_token_ids":[1,2,3,],"choices":[{"token_ids":[4],"logprobs":{"content":[{"logprob":-1}]}}]}', true);
+    const later = new EpisodeTokens();
+    later.read(first.data, first.promptText);
+    expect(() => later.read(trailing.data, trailing.promptText)).toThrow(/malformed prompt_token_ids/);
+    // Not an array, an empty one, no such key, not JSON: parsed as they are.
+    expect(parseReplyBody('{"prompt_token_ids":null,"choices":[]}', true)).toEqual({ data: { prompt_token_ids: null, choices: [] } });
+    expect(parseReplyBody('{"prompt_token_ids":[],"choices":[]}', true)).toEqual({ data: { prompt_token_ids: [], choices: [] } });
+    expect(parseReplyBody('{"prompt_token_ids":[1,2]}', false)).toEqual({ data: { prompt_token_ids: [1, 2] } });
+    expect(parseReplyBody('{"choices":[{"prompt_token_ids":["]"]}],"prompt_token_ids":[7]}', true)).toEqual({ data: { choices: [{ prompt_token_ids: ["]"] }], prompt_token_ids: [7] } });
+    expect(() => parseReplyBody('{"prompt_token_ids":[1,2', true)).toThrow(SyntaxError);
   });
 });
 
