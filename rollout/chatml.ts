@@ -28,9 +28,22 @@ export const messageInner = (m: Rendered): string => `${m.role}\n${m.role === "a
 /** The tools block's inner text (a system message before the conversation), when tools are offered. */
 export const toolsInner = (tools: readonly unknown[]): string => `system\n# Tools\n<tools>\n${tools.map((t) => JSON.stringify(t)).join("\n")}\n</tools>`;
 
+/** Where a chat's earlier reasoning stops being shown: as Qwen3's template does, an assistant turn's
+ *  reasoning is rendered only after the last user message (tool results are not user messages), so in
+ *  the text protocol, whose environment replies are user messages, earlier turns lose theirs. */
+export const lastUserIndex = (messages: readonly Pick<Message, "role">[]): number => messages.map((m) => m.role).lastIndexOf("user");
+
+/** The message as rendered at `index` of a chat whose last user message is at `lastUser`. */
+export function shown<M extends Rendered>(m: M, index: number, lastUser: number): M {
+  if (index > lastUser || m.role !== "assistant" || (m.reasoning_content == null && m.reasoning == null)) return m;
+  const { reasoning: _r, reasoning_content: _c, ...rest } = m;
+  return rest as M;
+}
+
 /** The whole prompt as text, ending with the generation prompt when `generation` (a request's prompt). */
 export function renderChat(messages: readonly Rendered[], tools?: readonly unknown[], generation = true): string {
   let text = tools?.length ? `${IM_START}${toolsInner(tools)}${IM_END}\n` : "";
-  for (const m of messages) text += `${IM_START}${messageInner(m)}${IM_END}\n`;
+  const lastUser = lastUserIndex(messages);
+  messages.forEach((m, i) => (text += `${IM_START}${messageInner(shown(m, i, lastUser))}${IM_END}\n`));
   return generation ? text + GENERATION_PROMPT : text;
 }

@@ -18,6 +18,9 @@ const MessageIn = z.looseObject({
   tool_calls: z.array(ToolCallIn).optional(),
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
+  // An earlier turn's reasoning sent back (vLLM's field names).
+  reasoning_content: z.string().nullable().optional(),
+  reasoning: z.string().nullable().optional(),
 });
 
 const ToolIn = z.looseObject({
@@ -77,11 +80,15 @@ const text = (content: string | { type: string; text?: string | undefined }[] | 
 
 export type MessageIn = z.infer<typeof MessageIn>;
 
-/** The message as the stand-in keys conversations on it: an assistant turn without its reasoning (a leading
- *  think block, sent back by a client that kept it, is read as ehrgym's environment reads it). */
+/** The message in the environment's shape: an assistant turn's content without a leading think block (as
+ *  ehrgym's environment reads it: what the stand-in keys conversations on), its reasoning apart, from the
+ *  field it was sent back in or that think block. */
 export function toMessage(m: MessageIn): Message {
   const content = text(m.content);
-  const out: Message = { role: m.role === "developer" ? "system" : m.role, content: m.role === "assistant" ? splitReasoning(content, undefined).content : content };
+  const split = m.role === "assistant" ? splitReasoning(content, undefined) : undefined;
+  const out: Message = { role: m.role === "developer" ? "system" : m.role, content: split ? split.content : content };
+  const reasoning = split && (m.reasoning_content || m.reasoning || split.reasoning);
+  if (reasoning) out.reasoning_content = reasoning;
   if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } }));
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   return out;

@@ -6,7 +6,8 @@
 import { LRUCache } from "lru-cache";
 import { reasoningField, type Message, type Usage } from "../../env/core/index.ts";
 import { splitReasoning } from "../../env/protocol/index.ts";
-import { assistantBody, GENERATION_PROMPT, IM_END, IM_START, messageInner, toolsInner } from "../chatml.ts";
+import { assistantBody, GENERATION_PROMPT, IM_END, IM_START, lastUserIndex, messageInner, shown, toolsInner } from "../chatml.ts";
+import { textDigest } from "./digest.ts";
 import type { ChatRequest } from "./request.ts";
 
 let tokenizer: typeof import("gpt-tokenizer") | undefined;
@@ -69,7 +70,14 @@ export class TokenIds {
       for (const id of m.newline) ids.push(id);
     };
     if (tools?.length) push(this.segment(`tools:${toolsKey}`, () => toolsInner(tools)));
-    messages.forEach((msg, i) => push(this.segment(digests[i]!, () => messageInner(msg))));
+    // A message's digest leaves its reasoning out (conversations are keyed without it): a turn rendered
+    // with its reasoning is another segment.
+    const lastUser = lastUserIndex(messages);
+    messages.forEach((msg, i) => {
+      const rendered = shown(msg, i, lastUser);
+      const reasoning = reasoningField(rendered);
+      push(this.segment(reasoning ? `${digests[i]}:${textDigest(reasoning)}` : digests[i]!, () => messageInner(rendered)));
+    });
     ids.push(m.start);
     for (const id of m.generation) ids.push(id);
     return ids;

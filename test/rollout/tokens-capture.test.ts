@@ -7,13 +7,13 @@ import { encode } from "gpt-tokenizer";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EpisodeTokens, parseReplyBody } from "../../rollout/model/tokens.ts";
 import { assistantBody, IM_END, IM_START, renderChat } from "../../rollout/chatml.ts";
-import { EpisodeRow } from "../../rollout/index.ts";
+import { createModelPolicy, EpisodeRow, runEpisodes } from "../../rollout/index.ts";
 import { fullPrompts, trajectoryTokens } from "../../rollout/tokens.ts";
 import { startTeacherServer, type TeacherServer } from "../../rollout/teacher/index.ts";
 import { cli, EHR_FLAGS, smallWorld } from "./rollout-fixture.ts";
 import { chatBody, client, firstRequest } from "./teacher-world.ts";
 import { envConfig } from "./world.ts";
-import { ModelError } from "../../env/core/index.ts";
+import { historyMessage, MedAgentEnv, ModelError } from "../../env/core/index.ts";
 import { splitReasoning } from "../../env/protocol/index.ts";
 
 const world = smallWorld(1);
@@ -229,6 +229,56 @@ describe.each(["text", "tools"] as const)("ehrgym rollout --capture tokens, %s p
       expect(trajectory.env_mask.reduce((a, b) => a + b, 0)).toBe(tokens.reduce((a, t) => a + t.completion_ids.length, 0));
     }
     expect(chained).toBeGreaterThan(0);
+  });
+});
+
+// A thinking model's earlier turns, as Qwen3's template renders them: their reasoning is shown when the
+// client sends it back (--reasoning-history keep) and the turn comes after the last user message. In the
+// tools protocol (environment replies are tool messages) every prompt then extends the previous prompt +
+// completion, so multi-turn thinking episodes make token trajectories; in the text protocol (environment
+// replies are user messages) and without the reasoning sent back, they cannot.
+describe("a thinking stand-in renders earlier turns' reasoning as Qwen3's template does", () => {
+  let thinking: TeacherServer;
+  beforeAll(async () => {
+    thinking = await startTeacherServer({ tasks: world.tasks, seed: 5, reasoning: "think" });
+  });
+  afterAll(async () => {
+    await thinking?.close();
+  });
+  const play = async (protocol: "text" | "tools", reasoningHistory: "drop" | "keep") => {
+    const policy = createModelPolicy({ model: "ehrgym-stand-in", baseURL: thinking.url, apiKey: "x", capture: "tokens", reasoningHistory });
+    const { rows } = await runEpisodes({ makeEnv: () => new MedAgentEnv(envConfig(world.store)), policy, tasks: world.tasks, protocol, maxRounds: 8, concurrency: 4, progress: false });
+    return rows.filter((r) => r.messages.filter((m) => m.role === "assistant").length >= 2);
+  };
+
+  it("tools protocol, reasoning sent back: every multi-turn episode is one token sequence, the chat rendered again", async () => {
+    const rows = await play("tools", "keep");
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      const trajectory = trajectoryTokens(row.turns!);
+      if ("reason" in trajectory) throw new Error(`${row.task_id}: ${trajectory.reason}`);
+      const last = row.messages.map((m) => m.role).lastIndexOf("assistant");
+      expect(row.messages[last]!.reasoning_content).toBeTruthy();
+      const rendered = tokensOf(renderChat(row.messages.slice(0, last), row.tools) + assistantBody(row.messages[last]!) + IM_END);
+      expect(trajectory.prompt_ids.concat(trajectory.completion_ids)).toEqual(rendered);
+      expect(new Set(trajectory.env_mask)).toEqual(new Set([0, 1]));
+    }
+  });
+
+  it.each([["text", "keep"], ["tools", "drop"]] as const)("%s protocol, reasoning %s: earlier reasoning is not rendered, so no episode of several turns is one sequence", async (protocol, history) => {
+    const rows = await play(protocol, history);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(trajectoryTokens(row.turns!)).toMatchObject({ reason: expect.stringMatching(/does not extend/) });
+      // Each prompt is still the chat as sent, rendered by the same rule.
+      const prompts = fullPrompts(row.turns!.map((t) => t.tokens!));
+      const sent = history === "keep" ? row.messages : row.messages.map((m) => historyMessage(m, "drop"));
+      row.messages.forEach((m, at) => {
+        if (m.role !== "assistant") return;
+        const k = row.messages.slice(0, at).filter((x) => x.role === "assistant").length;
+        expect(prompts[k]).toEqual(tokensOf(renderChat(sent.slice(0, at), row.tools)));
+      });
+    }
   });
 });
 

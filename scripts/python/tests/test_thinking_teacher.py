@@ -1,6 +1,6 @@
 """A thinking teacher's rollout into every dataset config (issue 39, done when): `ehrgym rollout
 --capture tokens` in both protocols against the stand-in thinking inline (`teacher serve --reasoning
-think`), built with `--format trl,arrow,dpo,kto,tokens --reasoning keep`, validates (the token rows
+think`; the tools protocol's run sends earlier reasoning back), built with `--format trl,arrow,dpo,kto,tokens --reasoning keep`, validates (the token rows
 re-tokenised with the stand-in's own tokenizer file) and loads in `datasets`: the SFT rows with each
 turn's reasoning apart from its action, the preference pairs and labelled rows, the token rows."""
 
@@ -31,9 +31,12 @@ def test_a_thinking_teacher_rollout_yields_every_config(tmp_path: Path) -> None:
     teacher = ChildServer(["teacher", "serve", "--port", "0", "--tasks", str(tasks), "--reasoning", "think", "--seed", "4"])
     rows = [tmp_path / f"{protocol}.jsonl" for protocol in ("text", "tools")]
     try:
+        # The tools protocol sends earlier reasoning back, which the stand-in renders as Qwen3's template does
+        # (after the last user message): its multi-turn episodes become token rows.
         for protocol, out in zip(("text", "tools"), rows):
+            history = ["--reasoning-history", "keep"] if protocol == "tools" else []
             run("rollout", "--model", "ehrgym-stand-in", "--base-url", teacher.url, "--tasks", str(tasks), *EHR, "--protocol", protocol,
-                "--samples", "3", "--capture", "tokens", "--out", str(out), "--no-progress")
+                "--samples", "3", "--capture", "tokens", *history, "--out", str(out), "--no-progress")
     finally:
         teacher.stop()
     episodes = [json.loads(line) for out in rows for line in out.read_text().splitlines() if line]
@@ -64,5 +67,9 @@ def test_a_thinking_teacher_rollout_yields_every_config(tmp_path: Path) -> None:
         assert len(data) > 0 and columns <= set(data.column_names), (config, summary)
     kto: Any = load_dataset(str(ds), "kto", split="train")
     assert set(kto["label"]) == {True, False}
+    turns = []
     for row in load_dataset(str(ds), "tokens", split="train"):
         assert len(row["completion_ids"]) == len(row["logprobs"]) == len(row["env_mask"]) and 1 in row["env_mask"]
+        mask = "".join(str(m) for m in row["env_mask"])
+        turns.append(len(re.findall("1+", mask)))
+    assert max(turns) > 1, turns  # thinking episodes of several turns, environment tokens between them
