@@ -7,6 +7,7 @@ export { toolCallProblems, OPENAI_LINE_FIELDS, OPENAI_MESSAGE_FIELDS, type Keep 
 export { buildDataset, type BuildOptions, type BuildResult, type BuildStage, type Format } from "./build.ts";
 export { DatasetError } from "./manifest.ts";
 export { loadTokenizerFile, type TextTokenizer } from "./tokenizer.ts";
+export { loadChatTemplate, type ChatTemplate } from "./chat-template.ts";
 export { ExcludeFileError, readExcludeFile, HeldOut } from "./exclude.ts";
 export { validateDataset, checkFiles, type ValidateResult } from "./validate.ts";
 export { inspectDataset } from "./inspect.ts";

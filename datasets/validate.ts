@@ -16,6 +16,8 @@ import { DpoRow, dpoRowProblems } from "./dpo.ts";
 import { KtoRow, ktoRowProblems } from "./kto.ts";
 import { PREFERENCE_SCHEMAS, type PreferenceFormat } from "./preference-configs.ts";
 import { TrlRow } from "./schema.ts";
+import type { ChatTemplate } from "./chat-template.ts";
+import type { TextTokenizer } from "./tokenizer.ts";
 import { validateTokens } from "./tokens-validate.ts";
 import { TOKENS_DIR, TokensRow } from "./tokens.ts";
 import { SHARD_FILE } from "./shards.ts";
@@ -98,7 +100,8 @@ function configChecks(name: string): ((json: unknown, keep: Keep) => Checked) | 
 }
 
 /** The folder's problems (the first 50), and how many rows and files it holds. */
-export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[]; tokenizer?: string } = {}) {
+/** `tokenizer` (and `chatTemplate`): count the token rows that re-tokenise to other ids when rendered again. */
+export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: string[]; tokenizer?: TextTokenizer; chatTemplate?: ChatTemplate } = {}) {
   const problems: string[] = [];
   const problem = (p: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -228,7 +231,7 @@ export async function validateDataset(dir: string, opts: { excludeMrnsFrom?: str
       }
     }
   }
-  const tokens = await validateTokens(dir, manifest, opts.tokenizer);
+  const tokens = await validateTokens(dir, manifest, opts.tokenizer, opts.chatTemplate);
   const warnings = untrained.rows
     ? [
         `${untrained.rows} rows of this --keep correct dataset hold ${untrained.turns} assistant turns that are not valid actions (first: ${untrained.first}); the trl and arrow files train on them as written: mask them, use the openai format (weight 0), or rebuild with --keep clean`,

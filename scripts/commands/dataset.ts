@@ -66,15 +66,9 @@ function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: nu
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
-  const { buildDataset, DatasetError, loadTokenizerFile } = await lib();
+  const { buildDataset, loadTokenizerFile } = await lib();
   const splits = splitSpecs(o);
-  let tokenizer;
-  try {
-    tokenizer = o.tokenizer ? loadTokenizerFile(o.tokenizer) : undefined;
-  } catch (err) {
-    // a tokenizer file ehrgym cannot read is the user's flag at fault: exit 2, like any bad flag
-    throw err instanceof DatasetError ? new UserError(err.message) : err;
-  }
+  const tokenizer = await flagFile(o.tokenizer, loadTokenizerFile);
   if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai, arrow, tokens, dpo and/or kto to it (e.g. --format trl,arrow,dpo,kto)");
   // One line per pass: the input's MB read (pass 1), then the rows written (pass 2).
   const meters = new Map<BuildStage, Meter>();
@@ -138,6 +132,16 @@ async function runBuild(raw: unknown): Promise<number> {
 }
 
 /** A dataset that cannot be built or read: one line, exit 1; a bad --exclude-mrns-from file is a usage error (exit 2). */
+/** A file a flag names, read: one ehrgym cannot read is the user's flag at fault (exit 2, like any bad flag). */
+async function flagFile<T>(path: string | undefined, load: (path: string) => T): Promise<T | undefined> {
+  const { DatasetError } = await lib();
+  try {
+    return path === undefined ? undefined : load(path);
+  } catch (err) {
+    throw err instanceof DatasetError ? new UserError(err.message) : err;
+  }
+}
+
 async function buildOrValidateFailed(err: unknown): Promise<number> {
   const { DatasetError, ExcludeFileError } = await lib();
   if (err instanceof DatasetError) {
@@ -149,7 +153,12 @@ async function buildOrValidateFailed(err: unknown): Promise<number> {
 }
 
 const InspectFlags = z.object({ dir: existingDir, row: z.coerce.number().int().min(0).optional() }).strict();
-const ValidateFlags = z.object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional(), tokenizer: existingFile.optional() }).strict();
+const ValidateFlags = z
+  .object({ dir: existingDir, excludeMrnsFrom: z.array(existingFile).optional(), tokenizer: existingFile.optional(), chatTemplate: existingFile.optional() })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.chatTemplate !== undefined && !o.tokenizer) ctx.addIssue({ code: "custom", path: ["chatTemplate"], message: "give --tokenizer tokenizer.json (the model's tokenizer) to tokenise the rendered chat with" });
+  });
 const CheckFlags = z.object({ files: z.array(existingFile).min(1, "give at least one JSONL file"), keep: z.enum(["clean", "correct", "all"]).default("clean") }).strict();
 
 async function runCheck(raw: unknown): Promise<number> {
@@ -174,13 +183,15 @@ async function runInspect(raw: unknown): Promise<number> {
 
 async function runValidate(raw: unknown): Promise<number> {
   const o = parseOptions(ValidateFlags, raw);
-  const { validateDataset } = await lib();
+  const { validateDataset, loadTokenizerFile, loadChatTemplate } = await lib();
+  const tokenizer = await flagFile(o.tokenizer, loadTokenizerFile);
+  const chatTemplate = await flagFile(o.chatTemplate, loadChatTemplate);
   try {
-    const r = await validateDataset(o.dir, { ...(o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {}), ...(o.tokenizer ? { tokenizer: o.tokenizer } : {}) });
+    const r = await validateDataset(o.dir, { ...(o.excludeMrnsFrom ? { excludeMrnsFrom: o.excludeMrnsFrom } : {}), ...(tokenizer ? { tokenizer } : {}), ...(chatTemplate ? { chatTemplate } : {}) });
     const re = r.tokens?.retokenized;
     if (r.tokens)
       process.stdout.write(
-        `tokens: ${r.tokens.rows} rows${re ? `; ${re.differ} of ${r.tokens.rows} re-tokenise to different ids with ${o.tokenizer} when the chat is rendered again${re.examples.length ? ` (first: ${re.examples[0]})` : ""}` : ""}\n`,
+        `tokens: ${r.tokens.rows} rows${re ? `; ${re.differ} of ${r.tokens.rows} re-tokenise to different ids with ${o.tokenizer} when the chat is rendered again (${o.chatTemplate ? `with ${o.chatTemplate}` : "as ChatML"})${re.examples.length ? ` (first: ${re.examples[0]})` : ""}` : ""}\n`,
       );
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     if (r.problems.length) {
@@ -294,6 +305,7 @@ export function registerDataset(program: Command): void {
     .description("Check schema, hashes, patient-disjoint splits, decontamination and the card")
     .option("--exclude-mrns-from <files...>", "held-out task files or MRN lists (default: those the build used)")
     .option("--tokenizer <file>", "tokenizer.json: report how many token rows re-tokenise to different ids when the chat is rendered again")
+    .option("--chat-template <file>", "the model's chat template (tokenizer_config.json or a .jinja file) to render the chat with (default: ChatML, as the stand-in renders it)")
     .action(async (dir: string, opts: Record<string, unknown>) => exitWith(await runValidate({ dir, ...opts })));
   dataset
     .command("check <files...>")

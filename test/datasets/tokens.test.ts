@@ -114,6 +114,25 @@ describe("dataset build --format tokens", () => {
     const other = await cliAsync(["dataset", "validate", ds, "--tokenizer", bytesOnly]);
     expect(other.status, other.stderr).toBe(0);
     expect(other.stdout).toContain(`${rows.length} of ${rows.length} re-tokenise to different ids`);
+    // The model's own chat template, here ChatML written in Jinja for messages without tools (what the
+    // stand-in renders in the text protocol), in a tokenizer_config.json: the text protocol's rows
+    // re-tokenise as with the built-in rendering, the tools protocol's (no tools block here) all differ.
+    const config = join(world.dir, "tokenizer_config.json");
+    writeFileSync(config, JSON.stringify({ chat_template: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}", eos_token: "<|im_end|>" }));
+    const templated = await cliAsync(["dataset", "validate", ds, "--tokenizer", tokenizer, "--chat-template", config]);
+    expect(templated.status, templated.stderr).toBe(0);
+    const toolsRows = rows.filter((r) => r.protocol === "tools").length;
+    expect(toolsRows).toBeGreaterThan(0);
+    const withTemplate = new RegExp(`(\\d+) of ${rows.length} re-tokenise to different ids with ${tokenizer} when the chat is rendered again \\(with ${config}\\)`).exec(templated.stdout);
+    expect(withTemplate, templated.stdout).not.toBeNull();
+    expect(Number(withTemplate![1])).toBeGreaterThanOrEqual(toolsRows);
+    expect(Number(withTemplate![1])).toBeLessThanOrEqual(toolsRows + differ);
+    // Flags at fault exit 2: a template without a tokenizer, files that cannot be read as what they name.
+    for (const flags of [["--chat-template", config], ["--tokenizer", config], ["--tokenizer", tokenizer, "--chat-template", tokenizer]]) {
+      const bad = await cliAsync(["dataset", "validate", ds, ...flags]);
+      expect(bad.status, `${flags.join(" ")}: ${bad.stderr}`).toBe(2);
+      expect(bad.stderr).toMatch(/--chat-template|--tokenizer/);
+    }
   });
 
   it("without arrow, names its JSONL shards; shards count the token rows, not the kept rows, and validate finds a broken one", async () => {
