@@ -17,6 +17,7 @@ import { PREFERENCE_FORMATS, writePreferenceConfigs, type PreferenceFormat } fro
 import { scan, type Entry } from "./scan.ts";
 import { TrlRow } from "./schema.ts";
 import { writeSplit } from "./shards.ts";
+import type { ChatTemplate } from "./chat-template.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 import { TokensConfig } from "./tokens.ts";
 import { writeFolderAtomic } from "../env/util/index.ts";
@@ -40,6 +41,8 @@ export interface BuildOptions {
   reasoning?: ReasoningRule;
   /** Rows are measured in its tokens (the card's length figures); else in characters. */
   tokenizer?: TextTokenizer;
+  /** Rows are rendered with it to be measured (the model's chat template); else as ChatML. */
+  chatTemplate?: ChatTemplate;
   /** Drops every row whose conversation is longer than this many tokens of `tokenizer` (which it needs). */
   maxTokens?: number;
   name: string;
@@ -149,6 +152,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
     preferences: preferences.length > 0,
     reasoning: o.reasoning ?? "drop",
     ...(o.tokenizer ? { tokenizer: o.tokenizer } : {}),
+    ...(o.chatTemplate ? { chatTemplate: o.chatTemplate } : {}),
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
   };
   const s = await scan(o.inputs, filter, o.progress && ((done, total) => o.progress!("read", done, total)), o.signal);
@@ -283,6 +287,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       ...(preferences.length ? { pairs_per_task: o.pairsPerTask ?? 4 } : {}),
       ...(o.maxTokens !== undefined ? { max_tokens: o.maxTokens } : {}),
       ...(o.tokenizer ? { tokenizer_sha256: o.tokenizer.sha256 } : {}),
+      ...(o.chatTemplate ? { chat_template_sha256: o.chatTemplate.sha256 } : {}),
     };
     const stats = {
       rows_read: s.valid + s.bad,
@@ -312,6 +317,7 @@ async function buildInto(dir: string, o: BuildOptions, sources: ReturnType<typeo
       sources: usedSources,
       showEndpoint: o.showEndpoint ?? false,
       ...(o.tokenizer ? { tokenizer: { sha256: o.tokenizer.sha256, size: o.tokenizer.size } } : {}),
+      ...(o.chatTemplate ? { chatTemplate: { sha256: o.chatTemplate.sha256 } } : {}),
       passByModel: [...s.passByModel.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       stats,
       options,

@@ -37,6 +37,8 @@ export interface CardInput {
   options: { keep: string; min_reward: number | null; dedupe: boolean; max_per_task: number | null; seed: number; splits: { name: string; fraction: number }[]; shard_rows: number; reasoning?: string; pairs_per_task?: number; max_tokens?: number };
   /** The tokenizer rows were measured with (--tokenizer): lengths in its tokens; none: in characters. */
   tokenizer?: { sha256: string; size: number };
+  /** The chat template rows were rendered with to be measured (--chat-template); none: ChatML. */
+  chatTemplate?: { sha256: string };
   heldOut: HeldOutRecord;
   excluded: { rows: number; patients: number; byKind: Record<"patient" | "task" | "instruction", number> };
   noPatient: number;
@@ -279,7 +281,9 @@ function lengthSection(c: CardInput): string[] {
   if (c.splits.length > 1) add("default", "all", c.splits.flatMap((s) => s.lengths ?? []), unit);
   for (const x of c.configs ?? []) for (const s of x.splits) add(x.name, s.name, s.lengths, x.name === "tokens" ? "tokens" : unit);
   if (!rows.length) return [];
-  const how = "rendered as ChatML (the tool list as a system block, then each message; tool calls as `<tool_call>` blocks, kept reasoning as a `<think>` block), which other chat templates change by a few tokens a message";
+  const how = c.chatTemplate
+    ? `rendered with the chat template given to \`--chat-template\` (sha256 \`${c.chatTemplate.sha256.slice(0, 16)}…\`), given the conversation as vLLM gives it (tool-call arguments as objects)`
+    : "rendered as ChatML (the tool list as a system block, then each message; tool calls as `<tool_call>` blocks, kept reasoning as a `<think>` block), which other chat templates change by a few tokens a message (`--chat-template` renders with the model's own)";
   const measure = c.tokenizer
     ? `Lengths are counted in tokens of the tokenizer given to \`--tokenizer\` (a tokenizer.json with ${num(c.tokenizer.size)} ids, sha256 \`${c.tokenizer.sha256.slice(0, 16)}…\`) on each row's messages and tools ${how}.`
     : `No tokenizer was given (\`--tokenizer tokenizer.json\`): lengths are characters of each row's messages and tools ${how}; pass the model's tokenizer.json for token counts, and \`--max-tokens N\` to drop longer rows.`;

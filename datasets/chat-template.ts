@@ -2,6 +2,7 @@
 // tokenizer_config.json that holds it (its `chat_template`, and the bos/eos token strings templates
 // read), rendered with @huggingface/jinja (Hugging Face's JavaScript Jinja for chat templates) as an
 // inference server renders a request (asServerRenders).
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Template } from "@huggingface/jinja";
 import { z } from "zod";
@@ -17,6 +18,8 @@ const TokenizerConfig = z
   .loose();
 
 export interface ChatTemplate {
+  /** The file's sha256 (what a card names it by). */
+  readonly sha256: string;
   /** The conversation through its last message as the template renders it, without a generation prompt. */
   render(messages: readonly Record<string, unknown>[], tools: readonly unknown[] | null | undefined): string;
 }
@@ -94,6 +97,7 @@ export function loadChatTemplate(path: string): ChatTemplate {
     }
   } else templates = { default: compile(path, text) };
   return {
+    sha256: createHash("sha256").update(text).digest("hex"),
     render(messages, tools) {
       const template = (tools?.length && templates.toolUse) || templates.default;
       try {

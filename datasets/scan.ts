@@ -11,6 +11,7 @@ import type { HeldOut } from "./exclude.ts";
 import type { Manifest } from "./manifest.ts";
 import { isModelFailure } from "./preference.ts";
 import type { TrlRow } from "./schema.ts";
+import type { ChatTemplate } from "./chat-template.ts";
 import type { TextTokenizer } from "./tokenizer.ts";
 import { firstIssue, lineText, NOT_UTF8, readLineBytes } from "../env/util/index.ts";
 
@@ -53,15 +54,17 @@ const sourceOf = (row: EpisodeRow) => ({
 });
 export type SourceInfo = ReturnType<typeof sourceOf>;
 
-type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe" | "reasoning" | "tokenizer" | "maxTokens"> & { heldOut: HeldOut; preferences: boolean };
+type RowFilter = Pick<BuildOptions, "keep" | "minReward" | "dedupe" | "reasoning" | "tokenizer" | "chatTemplate" | "maxTokens"> & { heldOut: HeldOut; preferences: boolean };
 
 /**
- * A row's length as a trainer sees it: its messages (with reasoning when kept) and tool list rendered as
- * ChatML (rollout/chatml.ts: the tools as a system block, tool calls as `<tool_call>` blocks, reasoning as
- * a `<think>` block), in tokens of `tokenizer` when given, else in characters.
+ * A row's length as a trainer sees it: its messages (with reasoning when kept) and tool list rendered with
+ * the model's chat template, else as ChatML (rollout/chatml.ts: the tools as a system block, tool calls as
+ * `<tool_call>` blocks, reasoning as a `<think>` block), in tokens of `tokenizer` when given, else in characters.
  */
-export function rowLength(trl: TrlRow, tokenizer: Pick<TextTokenizer, "encode"> | undefined): number {
-  const text = renderChatML(trl.messages as Parameters<typeof renderChatML>[0], trl.tools ?? undefined, false);
+export function rowLength(trl: TrlRow, tokenizer: Pick<TextTokenizer, "encode"> | undefined, template?: ChatTemplate): number {
+  const text = template
+    ? template.render(trl.messages as Record<string, unknown>[], trl.tools)
+    : renderChatML(trl.messages as Parameters<typeof renderChatML>[0], trl.tools ?? undefined, false);
   return tokenizer ? tokenizer.encode(text).length : text.length;
 }
 
@@ -170,7 +173,7 @@ export async function scan(paths: readonly string[], filter: RowFilter, progress
         if (held.startsWith("held-out patient ")) r.excludedPatients.add(held.slice("held-out patient ".length));
         continue;
       }
-      const length = rowLength(filter.reasoning === "keep" ? toTrlRow(row, "keep") : trl, filter.tokenizer);
+      const length = rowLength(filter.reasoning === "keep" ? toTrlRow(row, "keep") : trl, filter.tokenizer, filter.chatTemplate);
       if (filter.maxTokens !== undefined && length > filter.maxTokens) {
         if (list === r.failed) r.failedTooLong++;
         else r.tooLong++;

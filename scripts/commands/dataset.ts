@@ -44,6 +44,7 @@ export const BuildFlags = z
     reasoning: z.enum(["keep", "drop"]).default("drop"),
     maxTokens: z.coerce.number().int().min(1).optional(),
     tokenizer: existingFile.optional(),
+    chatTemplate: existingFile.optional(),
   })
   .strict()
   .superRefine((o, ctx) => {
@@ -66,9 +67,10 @@ function splitSpecs(o: z.infer<typeof BuildFlags>): { name: string; fraction: nu
 
 async function runBuild(raw: unknown): Promise<number> {
   const o = parseOptions(BuildFlags, raw);
-  const { buildDataset, loadTokenizerFile } = await lib();
+  const { buildDataset, loadChatTemplate, loadTokenizerFile } = await lib();
   const splits = splitSpecs(o);
   const tokenizer = await flagFile(o.tokenizer, loadTokenizerFile);
+  const chatTemplate = await flagFile(o.chatTemplate, loadChatTemplate);
   if (!o.format.includes("trl")) throw new UserError("--format: trl is always written (the card's default config); add openai, arrow, tokens, dpo and/or kto to it (e.g. --format trl,arrow,dpo,kto)");
   // One line per pass: the input's MB read (pass 1), then the rows written (pass 2).
   const meters = new Map<BuildStage, Meter>();
@@ -108,6 +110,7 @@ async function runBuild(raw: unknown): Promise<number> {
         showEndpoint: o.showEndpoint,
         reasoning: o.reasoning,
         ...(tokenizer ? { tokenizer } : {}),
+        ...(chatTemplate ? { chatTemplate } : {}),
         ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
         log: (line) => process.stderr.write(`${line}\n`),
         progress,
@@ -293,6 +296,7 @@ export function registerDataset(program: Command): void {
     .option("--show-endpoint", "name the teacher endpoints' hosts in the card (default: only their kind)")
     .option("--reasoning <rule>", "keep | drop: keep each assistant turn's reasoning as reasoning_content (where Qwen3-style chat templates read it) or drop it", "drop")
     .option("--tokenizer <file>", "the model's tokenizer.json (byte-level BPE): the card's length percentiles in its tokens (else in characters), and what --max-tokens counts")
+    .option("--chat-template <file>", "the model's chat template (tokenizer_config.json or a .jinja file) to render rows with for their lengths (default: ChatML)")
     .option("--max-tokens <n>", "drop rows whose conversation (rendered as ChatML, tools included) is longer than N tokens of --tokenizer, from every config")
     .action(async (opts: Record<string, unknown>) => exitWith(await runBuild(opts)));
   dataset

@@ -113,6 +113,30 @@ describe("dataset build --tokenizer --max-tokens", () => {
     expect(cli(["dataset", "validate", ds]).status).toBe(0);
   });
 
+  it("--chat-template: rows are measured as the model's template renders them, and the card says so", () => {
+    const input = join(dir, "templated.jsonl");
+    writeFileSync(input, toJsonl(rows));
+    const template = join(dir, "roles.jinja");
+    writeFileSync(template, "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}");
+    const ds = join(dir, "templated");
+    const r = cli(["dataset", "build", "--from", input, "--out", ds, "--splits", "train", "--format", "trl", "--tokenizer", tokenizer, "--chat-template", template]);
+    expect(r.status, r.stderr).toBe(0);
+    // A message without content (a tool call) renders as its role alone.
+    const values = files(ds, "data").flatMap((f) => (readJsonl(f) as TrlRow[]).map((row) => byteTokens(row.messages.map((m) => `[${m.role}]${m.content ?? ""}`).join(""))));
+    expect(lengthTable(ds).get("default/train")).toEqual({ rows: values.length, measured: "the conversation, tokens", p: [50, 90, 99, 100].map((p) => nearestRank(values, p)) });
+    expect(readFileSync(join(ds, "README.md"), "utf8")).toMatch(/rendered with the chat template given to `--chat-template` \(sha256 `[0-9a-f]{16}…`\)/);
+    expect(JSON.parse(readFileSync(join(ds, "manifest.json"), "utf8")).build.options.chat_template_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // A template that does not parse is the flag at fault: one line, exit 2, nothing written.
+    const broken = join(dir, "broken.jinja");
+    writeFileSync(broken, "{% for m in messages %}{{ m.content }");
+    const out = join(dir, "refused-template");
+    const bad = cli(["dataset", "build", "--from", input, "--out", out, "--splits", "train", "--chat-template", broken]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^ehrgym: --chat-template .*broken\.jinja: the template does not parse/);
+    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it("without --tokenizer the card gives characters; --max-tokens without it, or a tokenizer it cannot read, is a one-line usage error that writes nothing", () => {
     const input = join(dir, "plain.jsonl");
     writeFileSync(input, toJsonl(rows));
