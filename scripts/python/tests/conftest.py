@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -46,6 +46,17 @@ def build_expert_dataset(tmp: Path, protocols: List[str], *build_args: str) -> P
     ds = tmp / "ds"
     subprocess.run(CLI + ["dataset", "build", "--from", *rows, "--out", str(ds), *build_args], cwd=ROOT, check=True, capture_output=True, text=True)
     return ds
+
+
+def ts_batch(script: Path, requests: List[Any]) -> List[Dict[str, Any]]:
+    """One answer per request from a TypeScript batch script (test/**/*.ts, run with tsx): JSON lines in, JSON
+    lines out, in order (the differential tests against CPython, pydantic and transformers use it)."""
+    node = os.environ.get("EHRGYM_NODE", "node")
+    out = subprocess.run([node, "--import", "tsx", str(script)], cwd=ROOT, input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines() if line]
+    assert len(answers) == len(requests)
+    return answers
 
 
 class ChildServer:

@@ -6,15 +6,13 @@ MedAgentBench-style tasks."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import pytest
 
-from conftest import CLI, ROOT
+from conftest import CLI, ROOT, ChildServer, ts_batch
 
 BATCH = ROOT / "test" / "datasets" / "chat-template-render.ts"
 # Not gemma3.jinja (no tool calling): it iterates a tool-call turn's missing content, which Jinja2's
@@ -84,17 +82,13 @@ def test_templates_render_as_transformers_renders_them(tmp_path: Path) -> None:
         # The template both as a .jinja file and inside a tokenizer_config.json (with its special tokens).
         config = tmp_path / f"{name}.tokenizer_config.json"
         config.write_text(json.dumps({"chat_template": text, **SPECIALS}))
-        for k, row in enumerate(rows):
+        for row in rows:
             messages = row["messages"]
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
             conversation = messages[: last + 1]
             expected.append((name, row["task_id"], row["protocol"], transformers_render(text, conversation, row.get("tools"))))
             requests.append({"template": str(config), "messages": conversation, "tools": row.get("tools")})
-    node = os.environ.get("EHRGYM_NODE", "node")
-    done = subprocess.run([node, "--import", "tsx", str(BATCH)], cwd=ROOT, input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    answers = [json.loads(line) for line in done.stdout.splitlines() if line]
-    assert len(answers) == len(expected)
+    answers = ts_batch(BATCH, requests)
     # What transformers renders, ehrgym renders the same. Where transformers refuses (deepseekv3 and lfm2
     # on tool-call turns: `str + dict` arguments, tojson of the missing content), a server would refuse the
     # request too, and @huggingface/jinja, laxer with undefined values, may render something.
@@ -112,8 +106,6 @@ def test_validate_reports_rows_the_models_template_renders_differently(tmp_path:
     Qwen3 renders its tools block; against no template (ChatML, the stand-in's own rendering) none do."""
     tasks = tmp_path / "tasks.jsonl"
     subprocess.run(CLI + ["tasks", "generate", "--suite", "mab-v2", "--per-type", "1", "--ehr-seed", "3", "--patients", "8", "--out", str(tasks)], cwd=ROOT, check=True, capture_output=True)
-    from conftest import ChildServer
-
     teacher = ChildServer(["teacher", "serve", "--port", "0", "--tasks", str(tasks), "--seed", "4"])
     out = tmp_path / "rows.jsonl"
     try:

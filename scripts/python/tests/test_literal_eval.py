@@ -9,14 +9,11 @@ literals (no grader or tool reply holds one)."""
 from __future__ import annotations
 
 import ast
-import json
-import os
 import random
-import subprocess
-from pathlib import Path
 from typing import List, Tuple
 
-ROOT = Path(__file__).resolve().parents[3]
+from conftest import ROOT, ts_batch
+
 BATCH = ROOT / "test" / "protocol" / "python-literal.ts"
 
 CLASSIC = [
@@ -37,12 +34,7 @@ def cpython(text: str) -> Tuple[bool, str]:
 
 
 def ehrgym(texts: List[str]) -> List[Tuple[bool, str]]:
-    node = os.environ.get("EHRGYM_NODE", "node")
-    out = subprocess.run([node, "--import", "tsx", str(BATCH)], cwd=ROOT, input="".join(json.dumps(t) + "\n" for t in texts), capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    answers = [json.loads(line) for line in out.stdout.splitlines() if line]
-    assert len(answers) == len(texts)
-    return [(a["ok"], a["value"] if a["ok"] else a["error"]) for a in answers]
+    return [(a["ok"], a["value"] if a["ok"] else a["error"]) for a in ts_batch(BATCH, texts)]
 
 
 def generated(n: int, seed: int = 20231113) -> List[str]:

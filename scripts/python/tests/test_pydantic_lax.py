@@ -4,15 +4,12 @@ accept, refuse and coerce exactly what pydantic does, on hand-picked and generat
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import subprocess
-from pathlib import Path
 from typing import Any, Dict, List
 
-ROOT = Path(__file__).resolve().parents[3]
+from conftest import ROOT, ts_batch
+
 BATCH = ROOT / "test" / "protocol" / "python-pydantic.ts"
 
 CLASSIC: List[Any] = [
@@ -29,12 +26,7 @@ def generated(n: int, seed: int = 20231113) -> List[Any]:
 
 
 def ehrgym(values: List[Any]) -> List[Dict[str, Any]]:
-    node = os.environ.get("EHRGYM_NODE", "node")
-    out = subprocess.run([node, "--import", "tsx", str(BATCH)], cwd=ROOT, input="".join(json.dumps(v) + "\n" for v in values), capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    answers = [json.loads(line) for line in out.stdout.splitlines() if line]
-    assert len(answers) == len(values)
-    return answers
+    return ts_batch(BATCH, values)
 
 
 def pydantic_answer(value: Any) -> Dict[str, Any]:
