@@ -1,8 +1,8 @@
 // `dataset validate --tokenizer tokenizer.json` on format tokens: how many rows re-tokenise to other ids
 // when their conversation is rendered again (the model's chat template with --chat-template, else
-// rollout/chatml.ts) up to the last assistant turn: the ids a
-// trainer would get from the text are not the ids the model sampled. The rows themselves (schema, counts,
-// the card's features) are checked as every config's are (validate.ts).
+// rollout/chatml.ts) up to the last assistant turn: the ids a trainer would get from the text are not
+// the ids the model sampled. The rows themselves (schema, counts, the card's features) are checked as
+// every config's are (validate.ts).
 import { join } from "node:path";
 import { assistantBody, IM_END, renderChatML, type EpisodeRow } from "../rollout/index.ts";
 import type { ChatTemplate } from "./chat-template.ts";

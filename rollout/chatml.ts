@@ -2,7 +2,7 @@
 // as Hermes-style `<tool_call>` blocks, the tools offered as a system block first. The stand-in's
 // prompt ids are this text's tokens, its completion ids an assistant body's tokens then `<|im_end|>`
 // (vLLM returns the end-of-turn token it stopped on); `dataset validate --tokenizer` renders it again.
-import { reasoningField, type Message } from "../env/core/index.ts";
+import { historyMessage, reasoningField, type Message } from "../env/core/index.ts";
 
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";
@@ -34,11 +34,7 @@ export const toolsInner = (tools: readonly unknown[]): string => `system\n# Tool
 export const lastUserIndex = (messages: readonly Pick<Message, "role">[]): number => messages.map((m) => m.role).lastIndexOf("user");
 
 /** The message as rendered at `index` of a chat whose last user message is at `lastUser`. */
-export function shown<M extends Rendered>(m: M, index: number, lastUser: number): M {
-  if (index > lastUser || m.role !== "assistant" || (m.reasoning_content == null && m.reasoning == null)) return m;
-  const { reasoning: _r, reasoning_content: _c, ...rest } = m;
-  return rest as M;
-}
+export const shown = <M extends Rendered>(m: M, index: number, lastUser: number): M => (index > lastUser ? m : (historyMessage(m as Message, "drop") as M));
 
 /** The whole prompt as text, ending with the generation prompt when `generation` (a request's prompt). */
 export function renderChat(messages: readonly Rendered[], tools?: readonly unknown[], generation = true): string {
