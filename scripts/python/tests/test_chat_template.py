@@ -34,11 +34,11 @@ def episodes(tmp: Path) -> List[Dict[str, Any]]:
         subprocess.run(CLI + ["eval", "--policy", "expert", "--synthetic", "--seed", "3", "--patients", "8", "--per-type", "1", "--protocol", protocol,
                               "--out", str(out), "--no-progress"], cwd=ROOT, check=True, capture_output=True, text=True)
         rows += [json.loads(line) for line in out.read_text().splitlines() if line]
-    # Reasoning on every other assistant turn, with the newlines models leave around it.
+    # Reasoning on every other assistant turn, with the newlines models leave around it, told apart by turn.
     for i, row in enumerate(rows):
         for j, m in enumerate(row["messages"]):
             if m["role"] == "assistant" and (i + j) % 2:
-                m["reasoning_content"] = "\nThe chart first; then the answer.\n"
+                m["reasoning_content"] = f"\nThought {j}: the chart first; then the answer.\n"
     return rows
 
 
@@ -99,6 +99,24 @@ def test_templates_render_as_transformers_renders_them(tmp_path: Path) -> None:
             assert got["ok"], (name, task, protocol, got["error"])
             assert got["text"] == want["text"], (name, task, protocol)
     assert rendered >= len(rows) * (len(TEMPLATES) - 2), rendered
+
+
+def test_the_stand_in_shows_earlier_reasoning_where_qwen3s_template_does(tmp_path: Path) -> None:
+    """The stand-in's ChatML keeps an earlier turn's reasoning exactly where Qwen3's own template does:
+    after the last user message (in the text protocol the environment's replies are user messages)."""
+    qwen3 = (trl_templates() / "qwen3.jinja").read_text()
+    rows = [r for r in episodes(tmp_path) if sum(m["role"] == "assistant" for m in r["messages"]) >= 2]
+    assert {r["protocol"] for r in rows} == {"text", "tools"}
+    conversations = [r["messages"][: max(i for i, m in enumerate(r["messages"]) if m["role"] == "assistant") + 1] for r in rows]
+    ours = ts_batch(BATCH, [{"messages": c, "tools": r.get("tools")} for c, r in zip(conversations, rows)])
+    shown_somewhere = 0
+    for conversation, row, mine in zip(conversations, rows, ours):
+        theirs = transformers_render(qwen3, conversation, row.get("tools"))
+        assert theirs["ok"] and mine["ok"], (theirs, mine)
+        thoughts = lambda text: sorted(re.findall(r"Thought (\d+):", text))  # noqa: E731
+        assert thoughts(mine["text"]) == thoughts(theirs["text"]), (row["task_id"], row["protocol"])
+        shown_somewhere += len(thoughts(mine["text"])) > 1
+    assert shown_somewhere > 0  # earlier turns' reasoning is kept somewhere (the tools protocol)
 
 
 def test_validate_reports_rows_the_models_template_renders_differently(tmp_path: Path) -> None:
