@@ -14,7 +14,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   const { template, messages, tools } = JSON.parse(line) as { template?: string; messages: Record<string, unknown>[]; tools: unknown[] | null };
   try {
     if (template === undefined) {
-      out.push(JSON.stringify({ ok: true, text: renderChatML(messages as Parameters<typeof renderChatML>[0], tools ?? undefined, false) }));
+      out.push(JSON.stringify({ ok: true, text: renderChatML(messages as unknown as Parameters<typeof renderChatML>[0], tools ?? undefined, false) }));
       continue;
     }
     let t = templates.get(template);
